@@ -1,0 +1,172 @@
+"""One frozen settings object: defaults, then .env, then the environment, then CLI flags win."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+
+
+class ConfigError(Exception):
+    """The run cannot start: a setting is missing or malformed (exit code 2)."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+def _bool(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _list(value: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
+# (field name, environment variable(s), parser). The first variable that is set wins.
+_ENV: list[tuple[str, tuple[str, ...], Any]] = [
+    ("model", ("AGENT_MODEL",), str),
+    ("fallback_models", ("AGENT_FALLBACK_MODELS",), _list),
+    ("summary_model", ("AGENT_SUMMARY_MODEL",), str),
+    ("openai_api_key", ("OPENAI_API_KEY",), str),
+    ("openai_base_url", ("OPENAI_BASE_URL",), str),
+    ("anthropic_api_key", ("ANTHROPIC_API_KEY",), str),
+    ("anthropic_base_url", ("ANTHROPIC_BASE_URL",), str),
+    ("gemini_api_key", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), str),
+    ("gemini_base_url", ("GEMINI_BASE_URL",), str),
+    ("ollama_base_url", ("OLLAMA_BASE_URL",), str),
+    ("serper_api_key", ("SERPER_API_KEY",), str),
+    ("serper_base_url", ("SERPER_BASE_URL",), str),
+    ("max_steps", ("AGENT_MAX_STEPS",), int),
+    ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), int),
+    ("task_timeout", ("AGENT_TASK_TIMEOUT",), float),
+    ("context_budget", ("AGENT_CONTEXT_BUDGET",), int),
+    ("max_tokens", ("AGENT_MAX_TOKENS",), int),
+    ("temperature", ("AGENT_TEMPERATURE",), float),
+    ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), float),
+    ("max_retries", ("AGENT_MAX_RETRIES",), int),
+    ("retry_deadline", ("AGENT_RETRY_DEADLINE",), float),
+    ("max_retry_wait", ("AGENT_MAX_RETRY_WAIT",), float),
+    ("prices_file", ("AGENT_PRICES_FILE",), Path),
+    ("concurrency", ("AGENT_CONCURRENCY",), int),
+    ("workspace", ("AGENT_WORKSPACE",), Path),
+    ("trace_dir", ("AGENT_TRACE_DIR",), Path),
+    ("answer_style", ("AGENT_ANSWER_STYLE",), str),
+    ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), float),
+    ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), int),
+    ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), _bool),
+    ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), int),
+    ("scrape_timeout", ("SCRAPE_TIMEOUT",), float),
+]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of a run; built once by main.py or check_setup.py and passed down."""
+
+    model: str | None = None
+    fallback_models: tuple[str, ...] = ()
+    summary_model: str | None = None
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    anthropic_api_key: str | None = None
+    anthropic_base_url: str | None = None
+    gemini_api_key: str | None = None
+    gemini_base_url: str | None = None
+    ollama_base_url: str = "http://localhost:11434/v1"
+    serper_api_key: str | None = None
+    serper_base_url: str = "https://google.serper.dev"
+    max_steps: int = 15
+    max_format_errors: int = 3
+    task_timeout: float = 900.0
+    context_budget: int | None = None
+    max_tokens: int = 2048
+    temperature: float = 0.0
+    request_timeout: float = 120.0
+    max_retries: int = 6
+    retry_deadline: float = 300.0
+    max_retry_wait: float = 60.0
+    prices_file: Path | None = None
+    concurrency: int = 1
+    workspace: Path = Path("workspace")
+    trace_dir: Path | None = Path("traces")
+    answer_style: str = "plain"
+    python_timeout: float = 60.0
+    python_memory_mb: int = 2048
+    scrape_allow_private: bool = False
+    scrape_max_bytes: int = 10_000_000
+    scrape_timeout: float = 30.0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """Return a copy with the given fields replaced; None values are ignored."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def api_key_for(self, provider: str) -> str | None:
+        """The API key configured for a provider name, if any."""
+        return {
+            "openai": self.openai_api_key,
+            "anthropic": self.anthropic_api_key,
+            "gemini": self.gemini_api_key,
+        }.get(provider)
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """Parse a .env file into a dict (missing file: empty dict)."""
+    if not path.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def find_dotenv_file() -> Path:
+    """AGENT_ENV_FILE if set, else the .env in the current directory, else the one beside this project."""
+    if os.environ.get("AGENT_ENV_FILE"):
+        return Path(os.environ["AGENT_ENV_FILE"])
+    here = Path.cwd() / ".env"
+    return here if here.is_file() else PROJECT_ROOT / ".env"
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    env_file: Path | None = None,
+) -> Settings:
+    """Build Settings: defaults < .env < environment < CLI flags (None flags are ignored)."""
+    layered: dict[str, str] = dict(read_dotenv(env_file if env_file else find_dotenv_file()))
+    layered.update({k: v for k, v in (os.environ if environ is None else environ).items() if v != ""})
+    values: dict[str, Any] = {}
+    for name, variables, parse in _ENV:
+        for var in variables:
+            if var in layered:
+                try:
+                    values[name] = parse(layered[var])
+                except ValueError as exc:
+                    raise ConfigError(f"{var}={layered[var]!r} is not valid: {exc}", var) from exc
+                break
+    known = {f.name for f in fields(Settings)}
+    for key, value in (cli or {}).items():
+        if key not in known:
+            raise ConfigError(f"unknown setting {key!r}", key)
+        if value is not None and value != ():
+            values[key] = value
+    values["extra"] = {k: v for k, v in layered.items() if k.startswith(("AGENT_", "SERPER_"))}
+    settings = Settings(**values)
+    _validate(settings)
+    return settings
+
+
+def _validate(s: Settings) -> None:
+    if s.max_steps < 1:
+        raise ConfigError("max steps must be at least 1", "max_steps")
+    if s.concurrency < 1:
+        raise ConfigError("concurrency must be at least 1", "concurrency")
+    if s.context_budget is not None and s.context_budget < 1000:
+        raise ConfigError("context budget must be at least 1000 tokens", "context_budget")
+    if s.answer_style not in {"plain", "concise"}:
+        raise ConfigError("answer style must be 'plain' or 'concise'", "answer_style")

@@ -1,0 +1,1 @@
+"""Test doubles: a scripted chat model and loopback HTTP servers."""

@@ -1,0 +1,112 @@
+"""A scripted HTTP server on 127.0.0.1 for tests: each request is answered by a Python function."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Request:
+    """A request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body decoded as JSON."""
+        return json.loads(self.body or b"null")
+
+
+@dataclass
+class Response:
+    """What to send back. `delay` sleeps before answering (to provoke timeouts)."""
+
+    status: int = 200
+    body: bytes | str | dict[str, Any] | list[Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    content_type: str | None = None
+
+    def encoded(self) -> tuple[bytes, str]:
+        """The body as bytes and its content type."""
+        if isinstance(self.body, dict | list):
+            return json.dumps(self.body).encode(), self.content_type or "application/json"
+        if isinstance(self.body, str):
+            return self.body.encode(), self.content_type or "text/plain; charset=utf-8"
+        return self.body, self.content_type or "application/octet-stream"
+
+
+Handler = Callable[[Request], Response]
+
+
+class LoopbackServer:
+    """Serve scripted responses on a free loopback port; use as a context manager."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[Request] = []
+        self._stop = threading.Event()
+        server = self
+
+        class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                req = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                              self.rfile.read(length) if length else b"")
+                server.requests.append(req)
+                resp = server.handler(req)
+                if resp.delay:
+                    server._stop.wait(resp.delay)
+                body, ctype = resp.encoded()
+                try:
+                    self.send_response(resp.status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in resp.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _serve
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def routes(table: dict[str, Response | Callable[[Request], Response]]) -> Handler:
+    """A handler from a path -> response table (404 for anything else); the query string is ignored."""
+
+    def handle(req: Request) -> Response:
+        entry = table.get(req.path.split("?", 1)[0])
+        if entry is None:
+            return Response(404, "not found")
+        return entry(req) if callable(entry) else entry
+
+    return handle

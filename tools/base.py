@@ -1,0 +1,227 @@
+"""Tool base class, the @tool decorator and the ToolRegistry that validates arguments."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: the observation text and the URLs it actually fetched."""
+
+    text: str
+    sources: list[str] = field(default_factory=list)
+
+
+class ToolError(Exception):
+    """A tool failed in a way the model can act on; becomes an `Error: ...` observation."""
+
+
+class DuplicateToolError(ValueError):
+    """Two tools were registered under the same name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a tool named {name!r} is already registered")
+        self.name = name
+
+
+class UnknownToolError(Exception):
+    """The model named a tool that does not exist; the message lists the valid ones."""
+
+    def __init__(self, name: str, valid: list[str]) -> None:
+        close = difflib.get_close_matches(name.lower(), valid, n=1, cutoff=0.4)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"Unknown tool {name!r}.{hint} Valid tools: {', '.join(valid)}.")
+        self.name = name
+        self.valid = valid
+        self.suggestion = close[0] if close else None
+
+
+class ToolArgumentsError(Exception):
+    """The Action Input does not match the tool's JSON Schema."""
+
+    def __init__(self, tool: str, error: str, schema: dict[str, Any]) -> None:
+        import json
+
+        super().__init__(
+            f"Invalid Action Input for tool {tool!r}: {error}\n"
+            f"Expected a JSON object matching this schema: {json.dumps(schema)}"
+        )
+        self.tool = tool
+        self.error = error
+        self.schema = schema
+
+
+class Tool:
+    """A capability the model may call: a name, a description for the model, a JSON Schema, run()."""
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+
+    def run(self, **kwargs: Any) -> str | ToolOutput:
+        """Do the work and return the observation text (or a ToolOutput with sources)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name}>"
+
+
+class FunctionTool(Tool):
+    """A Tool built from a plain typed function by @tool."""
+
+    def __init__(self, func: Callable[..., Any], name: str, description: str, parameters: dict[str, Any]):
+        self.func = func
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+
+    def run(self, **kwargs: Any) -> str | ToolOutput:
+        """Call the wrapped function; non-string results are converted with str()."""
+        result = self.func(**kwargs)
+        return result if isinstance(result, ToolOutput | str) else str(result)
+
+
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean",
+                               dict: "object", list: "array"}
+
+
+def _schema_for(annotation: Any) -> dict[str, Any]:
+    origin = typing.get_origin(annotation)
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _schema_for(args[0])
+    if origin is typing.Literal:
+        return {"enum": list(typing.get_args(annotation))}
+    if origin in (list, tuple, set):
+        return {"type": "array", "items": _schema_for(args[0])} if args else {"type": "array"}
+    if origin is dict:
+        return {"type": "object"}
+    if annotation in _JSON_TYPES:
+        return {"type": _JSON_TYPES[annotation]}
+    return {}
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a docstring into its description and the per-argument lines of an Args: section."""
+    parts = re.split(r"^\s*(?:Args|Arguments|Parameters):\s*$", doc, maxsplit=1, flags=re.M)
+    summary = parts[0]
+    args_block = parts[1] if len(parts) > 1 else ""
+    described: dict[str, str] = {}
+    for match in re.finditer(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$", args_block, flags=re.M):
+        described[match.group(1)] = match.group(2).strip()
+    return inspect.cleandoc(summary).strip(), described
+
+
+def tool(func: Callable[..., Any] | None = None, *, name: str | None = None,
+         description: str | None = None) -> Any:
+    """Decorator: build a Tool from a typed function; its docstring becomes the description."""
+
+    def build(f: Callable[..., Any]) -> FunctionTool:
+        summary, arg_docs = _docstring_parts(inspect.getdoc(f) or "")
+        hints = typing.get_type_hints(f)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for pname, param in inspect.signature(f).parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            prop = _schema_for(hints.get(pname, Any))
+            if pname in arg_docs:
+                prop["description"] = arg_docs[pname]
+            if param.default is inspect.Parameter.empty:
+                required.append(pname)
+            else:
+                prop["default"] = param.default
+            properties[pname] = prop
+        schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required,
+                                  "additionalProperties": False}
+        return FunctionTool(f, name or f.__name__, description or summary or f.__name__, schema)
+
+    return build(func) if func is not None else build
+
+
+class ToolRegistry:
+    """The tools an agent may call, by name, with schema validation of their inputs."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools or []:
+            self.register_tool(t)
+
+    def register_tool(self, tool: Tool) -> Tool:
+        """Add a tool; a second tool with the same name raises DuplicateToolError."""
+        if not tool.name or not re.fullmatch(r"[A-Za-z_][\w.-]*", tool.name):
+            raise ValueError(f"invalid tool name {tool.name!r}")
+        if tool.name.lower() in {n.lower() for n in self._tools}:
+            raise DuplicateToolError(tool.name)
+        jsonschema.Draft202012Validator.check_schema(tool.parameters)
+        self._tools[tool.name] = tool
+        return tool
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.lookup(name) is not None
+
+    def lookup(self, name: str) -> Tool | None:
+        """The tool with this name (exact, else case-insensitive), or None."""
+        if name in self._tools:
+            return self._tools[name]
+        lowered = {n.lower(): t for n, t in self._tools.items()}
+        return lowered.get(name.lower())
+
+    def resolve(self, name: str) -> Tool:
+        """The tool with this name, or UnknownToolError naming the valid tools."""
+        found = self.lookup(name)
+        if found is None:
+            raise UnknownToolError(name, self.names())
+        return found
+
+    def prepare(self, name: str, arguments: dict[str, Any] | str) -> tuple[Tool, dict[str, Any]]:
+        """Resolve the tool and turn the Action Input into validated keyword arguments."""
+        found = self.resolve(name)
+        args = coerce_arguments(found, arguments)
+        validator = jsonschema.Draft202012Validator(found.parameters)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            raise ToolArgumentsError(found.name, f"{where + ': ' if where else ''}{error.message}",
+                                     found.parameters)
+        return found, args
+
+
+def single_parameter(found: Tool) -> str | None:
+    """The one parameter a bare string can fill: the only required one, else the only one."""
+    required = found.parameters.get("required") or []
+    if len(required) == 1:
+        return str(required[0])
+    props = list((found.parameters.get("properties") or {}).keys())
+    return props[0] if len(props) == 1 else None
+
+
+def coerce_arguments(found: Tool, arguments: dict[str, Any] | str) -> dict[str, Any]:
+    """Map a plain-string Action Input onto a tool's single parameter."""
+    if isinstance(arguments, dict):
+        return arguments
+    param = single_parameter(found)
+    if param is None:
+        raise ToolArgumentsError(found.name, "Action Input must be a JSON object, not a plain string",
+                                 found.parameters)
+    return {param: arguments}
