@@ -1,0 +1,260 @@
+"""ReActAgent: the Thought / Action / Observation loop, its limits, and the events it emits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from llm import ChatModel, Completion, LLMError, LLMFatalError, Message
+from memory import Memory
+from protocol import (
+    STOP_SEQUENCES,
+    Action,
+    FinalAnswer,
+    ParseError,
+    cut_at_observation,
+    parse_completion,
+    render_system_prompt,
+)
+from tools.base import Tool, ToolArgumentsError, ToolError, ToolOutput, ToolRegistry, UnknownToolError
+
+ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
+    "answered", "answered_unformatted", "max_steps", "time_limit", "error")
+FINISH_NOTE = ("You have no steps left. Using only the information gathered so far, reply now with "
+               "`Final Answer:` followed by your best answer, and say what remains uncertain.")
+
+
+@dataclass
+class Event:
+    """Something that happened during a run; the CLI turns these into progress, -v output and traces."""
+
+    kind: str  # step_start | llm_call | tool_call | summary | final
+    step: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Step:
+    """One model turn: what it thought, the tool it called and what came back."""
+
+    number: int
+    completion: str = ""
+    thought: str = ""
+    action: str | None = None
+    arguments: dict[str, Any] | str | None = None
+    observation: str = ""
+    duration: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class Usage:
+    """Tokens and cost summed over every model call of a task (summaries included)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cost: float | None = 0.0
+    models: list[str] = field(default_factory=list)
+
+    def add(self, c: Completion) -> None:
+        """Count one completion; the cost becomes unknown as soon as one call's cost is."""
+        self.prompt_tokens += c.prompt_tokens
+        self.completion_tokens += c.completion_tokens
+        self.calls += 1
+        self.cost = None if self.cost is None or c.cost is None else self.cost + c.cost
+        if c.model and c.model not in self.models:
+            self.models.append(c.model)
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class AgentResult:
+    """The outcome of one task."""
+
+    task: str
+    answer: str | None = None
+    status: str = ERROR
+    steps: list[Step] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    elapsed: float = 0.0
+    sources: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def cost(self) -> float | None:
+        """Cost of the task in USD, None when a model's price is unknown."""
+        return self.usage.cost
+
+
+class ReActAgent:
+    """Runs tasks through a text-protocol ReAct loop with the given model and tools."""
+
+    def __init__(self, llm: ChatModel, tools: ToolRegistry | list[Tool] | None = None, *,
+                 max_steps: int = 15, max_format_errors: int = 3, time_limit: float | None = None,
+                 memory_factory: Callable[[], Memory] | None = None, answer_style: str = "plain",
+                 max_tokens: int | None = None, temperature: float | None = None,
+                 on_event: Callable[[Event], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.llm = llm
+        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or [])
+        self.max_steps, self.max_format_errors, self.time_limit = max_steps, max_format_errors, time_limit
+        self.memory_factory = memory_factory or Memory
+        self.answer_style, self.max_tokens, self.temperature = answer_style, max_tokens, temperature
+        self.on_event, self.clock = on_event, clock
+
+    def register_tool(self, tool: Tool) -> Tool:
+        """Add a tool this agent may call."""
+        return self.tools.register_tool(tool)
+
+    def run(self, task: str) -> AgentResult:
+        """Work on one task until a final answer, a limit or an error; LLMFatalError propagates."""
+        run = _Run(self, task)
+        try:
+            run.loop()
+        except LLMFatalError:
+            raise
+        except LLMError as exc:
+            run.result.status, run.result.error = ERROR, str(exc)
+        run.result.elapsed = self.clock() - run.started
+        self._emit(Event("final", len(run.result.steps), {"status": run.result.status,
+                                                          "answer": run.result.answer}))
+        return run.result
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+class _Run:
+    """The state of one task's run."""
+
+    def __init__(self, agent: ReActAgent, task: str) -> None:
+        self.agent, self.task = agent, task
+        self.started = agent.clock()
+        self.result = AgentResult(task, status="running")
+        self.memory = agent.memory_factory()
+        self.memory.on_summary = self._count_summary
+        self.system = render_system_prompt(agent.tools, agent.answer_style)
+        self.tool_steps = self.format_errors = 0
+        self.asked_for_format = False
+
+    def loop(self) -> None:
+        while self.result.status == "running":
+            if self.tool_steps >= self.agent.max_steps:
+                return self.finish_from_gathered(MAX_STEPS)
+            if self.agent.time_limit is not None and self.agent.clock() - self.started > self.agent.time_limit:
+                return self.finish_from_gathered(TIME_LIMIT)
+            self.step()
+
+    def step(self) -> None:
+        step = Step(len(self.result.steps) + 1)
+        self.agent._emit(Event("step_start", step.number))
+        started = self.agent.clock()
+        step.completion = cut_at_observation(self.call(self.memory.messages(self.system, self.task)).text)
+        try:
+            parsed = parse_completion(step.completion)
+        except ParseError as exc:
+            return self.format_error(step, exc.message, no_labels=exc.no_labels)
+        step.thought = parsed.thought
+        if isinstance(parsed, FinalAnswer):
+            self.result.steps.append(step)
+            return self.finish(parsed.answer, ANSWERED)
+        self.act(step, parsed, started)
+
+    def act(self, step: Step, action: Action, started: float) -> None:
+        step.action, step.arguments = action.tool, action.arguments
+        try:
+            tool, args = self.agent.tools.prepare(action.tool, action.arguments)
+        except (UnknownToolError, ToolArgumentsError) as exc:
+            return self.format_error(step, str(exc))
+        step.action, step.arguments = tool.name, args
+        self.tool_steps += 1
+        self.format_errors = 0
+        try:
+            out = tool.run(**args)
+            output = out if isinstance(out, ToolOutput) else ToolOutput(str(out))
+        except ToolError as exc:
+            output, step.error = ToolOutput(f"Error: {exc}"), "tool"
+        except Exception as exc:  # a tool bug must not end the task: the model sees it and goes on
+            output, step.error = ToolOutput(f"Error: {type(exc).__name__}: {exc}"), "tool"
+        for url in output.sources:
+            if url not in self.result.sources:
+                self.result.sources.append(url)
+        self.record(step, output.text, started)
+        self.agent._emit(Event("tool_call", step.number, {
+            "tool": tool.name, "arguments": args, "observation": step.observation,
+            "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error}))
+
+    def record(self, step: Step, observation: str, started: float) -> None:
+        step.observation = self.memory.add(step.number, step.completion, observation)
+        step.duration = self.agent.clock() - started
+        self.result.steps.append(step)
+
+    def format_error(self, step: Step, message: str, no_labels: bool = False) -> None:
+        if no_labels and self.asked_for_format:
+            self.result.steps.append(step)
+            return self.finish(step.completion.strip(), UNFORMATTED)
+        self.asked_for_format = self.asked_for_format or no_labels
+        self.format_errors += 1
+        step.error = "format"
+        self.record(step, f"Error: {message}", self.agent.clock())
+        self.agent._emit(Event("tool_call", step.number, {
+            "tool": step.action, "arguments": step.arguments, "observation": step.observation,
+            "duration": 0.0, "error": "format"}))
+        if self.format_errors >= self.agent.max_format_errors:
+            self.result.status = ERROR
+            self.result.error = (f"the model did not follow the ReAct format {self.format_errors} times "
+                                 f"in a row; last problem: {message.splitlines()[0]}")
+
+    def finish_from_gathered(self, status: str) -> None:
+        """Out of steps or time: one last call that must answer from what was gathered."""
+        messages = with_user_note(self.memory.messages(self.system, self.task), FINISH_NOTE)
+        text = cut_at_observation(self.call(messages).text)
+        try:
+            parsed = parse_completion(text)
+            answer = parsed.answer if isinstance(parsed, FinalAnswer) else None
+        except ParseError as exc:
+            answer = text.strip() if exc.no_labels else None
+        self.finish(answer, status)
+        if answer is None:
+            self.result.error = "the model gave no final answer after the last step"
+
+    def finish(self, answer: str | None, status: str) -> None:
+        self.result.answer, self.result.status = answer, status
+
+    def call(self, messages: list[Message]) -> Completion:
+        a = self.agent
+        completion = a.llm.complete(messages, stop=list(STOP_SEQUENCES), max_tokens=a.max_tokens,
+                                    temperature=a.temperature)
+        self.result.usage.add(completion)
+        self.memory.record_usage(messages, completion)
+        a._emit(Event("llm_call", len(self.result.steps) + 1, {
+            "messages": messages, "completion": completion.text, "model": completion.model,
+            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+            "latency": completion.latency, "finish_reason": completion.finish_reason,
+            "cost": completion.cost}))
+        return completion
+
+    def _count_summary(self, completion: Completion, messages: list[Message]) -> None:
+        self.result.usage.add(completion)
+        self.agent._emit(Event("summary", len(self.result.steps), {
+            "messages": messages, "completion": completion.text, "model": completion.model,
+            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+            "latency": completion.latency}))
+
+
+def with_user_note(messages: list[Message], note: str) -> list[Message]:
+    """Append a note to the last user message (or add one), keeping roles alternating."""
+    out = list(messages)
+    if out and out[-1]["role"] == "user":
+        out[-1] = {"role": "user", "content": out[-1]["content"] + "\n\n" + note}
+    else:
+        out.append({"role": "user", "content": note})
+    return out
