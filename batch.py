@@ -14,7 +14,7 @@ from typing import Any
 
 from agent import AgentResult, Event, ReActAgent
 from config import Settings
-from llm import ChatModel
+from llm import ChatModel, LLMFatalError
 from memory import memory_for_task
 from report import TaskRecord
 
@@ -162,6 +162,7 @@ class BatchRunner:
         if not tasks:
             return
         lock = threading.Lock()
+        self._stop = threading.Event()
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             futures = [pool.submit(self._run_one, task, lock) for task in tasks]
             done, pending = wait(futures, return_when=FIRST_EXCEPTION)
@@ -172,6 +173,8 @@ class BatchRunner:
                 raise failed[0].exception()  # type: ignore[misc]
 
     def _run_one(self, task: Task, lock: threading.Lock) -> None:
+        if self._stop.is_set():  # a fatal error in another task: every task would fail the same way
+            return
         workspace = (self.settings.workspace / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         stage_attachment(task, workspace)
@@ -187,6 +190,9 @@ class BatchRunner:
             agent = self.agent_factory(self.settings, self.llm, workspace, self.model_spec, emit,
                                        self.answer_style, self.summary_llm)
             result = agent.run(task_prompt(task))
+        except LLMFatalError:
+            self._stop.set()
+            raise
         finally:
             if trace is not None:
                 trace.close()

@@ -145,7 +145,8 @@ def _thought(before: str) -> str:
     return _LABEL.sub("", before, count=1).strip() if before.strip() else ""
 
 
-def _parse_action(text: str, action: re.Match[str], labels: list[tuple[str, re.Match[str]]]) -> Action:
+def _parse_action(text: str, action: re.Match[str],
+                  labels: list[tuple[str, re.Match[str]]]) -> Action | FinalAnswer:
     thought = _thought(text[: action.start()])
     line_end = text.find("\n", action.end())
     line_end = len(text) if line_end < 0 else line_end
@@ -164,12 +165,10 @@ def _parse_action(text: str, action: re.Match[str], labels: list[tuple[str, re.M
         raise ParseError("`Action:` must be followed by a tool name. " + FORMAT_REMINDER)
     arguments = parse_action_input(raw)
     if re.sub(r"[\s`*'\"]", "", name).lower() in _FINISH_NAMES:
-        return FinalAnswer(_answer_from_input(arguments), thought) if arguments else _no_final()
+        if not arguments:
+            raise ParseError("To finish, write `Final Answer: <answer>`. " + FORMAT_REMINDER)
+        return FinalAnswer(_answer_from_input(arguments), thought)
     return Action(name, arguments, thought)
-
-
-def _no_final() -> FinalAnswer:
-    raise ParseError("To finish, write `Final Answer: <answer>`. " + FORMAT_REMINDER)
 
 
 def _answer_from_input(arguments: dict[str, Any] | str) -> str:

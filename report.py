@@ -6,7 +6,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,7 @@ def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool
     by_status: dict[str, int] = {}
     for r in records:
         by_status[r.status] = by_status.get(r.status, 0) + 1
-    when = meta.get("finished") or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = meta.get("finished") or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"{len(records)} tasks"] + [f"{n} {s}" for s, n in sorted(by_status.items())]
     parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {_money(_total_cost(records))}"]
     lines = [f"Run finished {when}" + (f" · model `{meta['model']}`" if meta.get("model") else ""),
