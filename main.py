@@ -52,12 +52,17 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     settings = load_settings(cli)
     if args.no_trace:
         settings = dataclasses.replace(settings, trace_dir=None)
-    if args.base_url:
-        provider = (settings.model or "openai").split(":", 1)[0]
-        field = {"anthropic": "anthropic_base_url", "gemini": "gemini_base_url",
-                 "ollama": "ollama_base_url"}.get(provider, "openai_base_url")
-        settings = settings.with_overrides(**{field: args.base_url})
-    return settings
+    return apply_base_url(settings, args.base_url)
+
+
+def apply_base_url(settings: Any, base_url: str | None) -> Any:
+    """--base-url sets the base URL of the selected model's provider (OpenAI-compatible by default)."""
+    if not base_url:
+        return settings
+    provider = (settings.model or "openai").split(":", 1)[0]
+    field = {"anthropic": "anthropic_base_url", "gemini": "gemini_base_url",
+             "ollama": "ollama_base_url"}.get(provider, "openai_base_url")
+    return settings.with_overrides(**{field: base_url})
 
 
 def run(args: argparse.Namespace, settings: Any) -> int:

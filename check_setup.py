@@ -1,0 +1,235 @@
+"""Smoke test a user runs first: packages, keys, the model, search, workspace, sandbox, scrape."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google-genai"),
+            ("tenacity", "tenacity"), ("dotenv", "python-dotenv"), ("jsonschema", "jsonschema"),
+            ("httpx", "httpx"), ("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("ddgs", "ddgs"),
+            ("rich", "rich")]
+OPTIONAL = [("numpy", "numpy", "lets the python tool compute with arrays"),
+            ("pandas", "pandas", "lets the python tool read CSV and spreadsheets easily")]
+OK, WARN, FAIL = "✓", "!", "✗"
+NO_MODEL_HELP = ("set one of OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY in .env (see .env.example), "
+                 "or run a local Ollama server (`ollama serve`) and pass --model ollama:MODEL")
+
+
+@dataclass
+class Check:
+    """One line of the report."""
+
+    name: str
+    mark: str
+    detail: str
+    fix: str = ""
+
+
+def mask(key: str | None) -> str:
+    """A key shown safely: its first 3 and last 4 characters."""
+    if not key:
+        return "not set"
+    return key[:3] + "…" + key[-4:] if len(key) > 10 else "set (short)"
+
+
+def check_python() -> Check:
+    """Python 3.11 or newer."""
+    v = sys.version_info
+    ok = v >= (3, 11)
+    return Check("python", OK if ok else FAIL, f"{v.major}.{v.minor}.{v.micro}",
+                 "" if ok else "install Python 3.11 or newer")
+
+
+def check_packages() -> list[Check]:
+    """Required packages importable (with versions), optional ones noted."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for module, dist in REQUIRED:
+        try:
+            importlib.import_module(module)
+            out.append(Check(f"package {dist}", OK, version(dist)))
+        except (ImportError, PackageNotFoundError) as exc:
+            out.append(Check(f"package {dist}", FAIL, f"missing ({exc})", "pip install -r requirements.txt"))
+    for module, dist, why in OPTIONAL:
+        try:
+            importlib.import_module(module)
+            out.append(Check(f"optional {dist}", OK, version(dist)))
+        except (ImportError, PackageNotFoundError):
+            out.append(Check(f"optional {dist}", WARN, "not installed", f"pip install {dist} ({why})"))
+    return out
+
+
+def check_keys(settings: Any) -> list[Check]:
+    """Which providers have keys (masked)."""
+    rows = []
+    for provider, var in (("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"),
+                          ("gemini", "GEMINI_API_KEY")):
+        key = settings.api_key_for(provider)
+        rows.append(Check(f"key {var}", OK if key else WARN, mask(key)))
+    return rows
+
+
+def check_model(settings: Any, offline: bool) -> tuple[list[Check], bool]:
+    """The model main.py would use, and (unless offline) a live one-token request to it."""
+    from config import ConfigError
+    from llm import LLMError, LLMInterface, default_model
+
+    try:
+        spec = settings.model or default_model(settings)
+        llm = LLMInterface.from_spec(spec, settings)
+    except ConfigError as exc:
+        return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)], False
+    rows = [Check("model", OK, spec + ("" if settings.model else " (chosen automatically)"))]
+    if offline:
+        rows.append(Check("model request", WARN, "skipped (--offline)"))
+        return rows, True
+    try:
+        c = llm.complete([{"role": "user", "content": "Reply with the single word: ok"}], max_tokens=5)
+        rows.append(Check("model request", OK, f"{c.model} answered {c.text.strip()[:20]!r} in {c.latency:.1f} s"))
+        return rows, True
+    except LLMError as exc:
+        rows.append(Check("model request", FAIL, str(exc).splitlines()[0], "see README › Troubleshooting"))
+        return rows, False
+
+
+def check_search(settings: Any, offline: bool) -> Check:
+    """Serper with a key, DuckDuckGo without; reachability is only a warning."""
+    if settings.serper_api_key:
+        backend = f"Serper (SERPER_API_KEY {mask(settings.serper_api_key)})"
+    else:
+        backend = "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
+    if offline:
+        return Check("search", OK, backend + "; not contacted (--offline)")
+    from tools.search import SearchTool
+
+    out = str(SearchTool(settings).run(query="Python programming language", num_results=1))
+    if out.startswith("Error"):
+        return Check("search", WARN, f"{backend}; unreachable now: {out.splitlines()[0][:80]}",
+                     "search will fail until the network or key works; other tools still run")
+    return Check("search", OK, backend + "; answered")
+
+
+def check_workspace(settings: Any) -> Check:
+    """The workspace directory can be created and written."""
+    root = Path(settings.workspace)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".check-"):
+            pass
+        return Check("workspace", OK, f"{root.resolve()} is writable")
+    except OSError as exc:
+        return Check("workspace", FAIL, f"{root}: {exc.strerror}", "use --workspace DIR or AGENT_WORKSPACE")
+
+
+def check_python_tool(settings: Any, scratch: Path) -> Check:
+    """The sandboxed python tool runs print(1+1)."""
+    from tools.python_exec import PythonTool
+
+    out = str(PythonTool(scratch, settings).run(code="print(1+1)"))
+    ok = "2" in out and "Error" not in out
+    return Check("python tool", OK if ok else FAIL, "print(1+1) -> 2" if ok else out[:100],
+                 "" if ok else "check the python tool's limits (PYTHON_TOOL_MEMORY_MB)")
+
+
+class _Page(BaseHTTPRequestHandler):
+    body = (b"<html><head><title>Setup check</title></head><body><nav>Home | About</nav><article>"
+            b"<h1>Setup check</h1><p>The quick brown fox jumps over the lazy dog near the riverbank today."
+            b"</p><p>Extraction works when this sentence about the brown fox appears in the output.</p>"
+            b"</article><footer>Copyright</footer></body></html>")
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def check_scrape(settings: Any, scratch: Path) -> Check:
+    """scrape extracts the main text of a page served on loopback."""
+    from tools.scrape import ScrapeTool
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        local = dataclasses.replace(settings, scrape_allow_private=True)
+        out = ScrapeTool(scratch, local).run(url=f"http://127.0.0.1:{server.server_address[1]}/")
+        text = out if isinstance(out, str) else out.text
+    finally:
+        server.shutdown()
+        server.server_close()
+    ok = "brown fox appears" in text
+    return Check("scrape tool", OK if ok else FAIL, "extracted a loopback page" if ok else text[:100],
+                 "" if ok else "pip install -r requirements.txt (trafilatura)")
+
+
+def run_checks(settings: Any, offline: bool) -> list[Check]:
+    """Every check, in the order they are printed."""
+    checks = [check_python(), *check_packages()]
+    if any(c.mark == FAIL for c in checks):
+        return checks
+    checks += check_keys(settings)
+    model_rows, _ = check_model(settings, offline)
+    checks += model_rows
+    with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
+        guarded: list[tuple[str, Callable[[], Check]]] = [
+            ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),
+            ("python tool", lambda: check_python_tool(settings, Path(tmp))),
+            ("scrape tool", lambda: check_scrape(settings, Path(tmp)))]
+        for name, fn in guarded:
+            try:
+                checks.append(fn())
+            except Exception as exc:  # a broken check is reported, never a traceback
+                checks.append(Check(name, FAIL, f"{type(exc).__name__}: {exc}"))
+    return checks
+
+
+def print_table(checks: list[Check]) -> None:
+    """Print the checks as an aligned table with fixes under failures and warnings."""
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        print(f" {c.mark}  {c.name.ljust(width)}  {c.detail}")
+        if c.fix and c.mark != OK:
+            print(f"    {' ' * width}  → {c.fix}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the checks; exit 0 when the agent can run, 1 otherwise."""
+    p = argparse.ArgumentParser(description="Check that the research agent can run here.")
+    p.add_argument("--model", help="provider:model to check (default: what main.py would use)")
+    p.add_argument("--base-url", help="API base URL for the model's provider")
+    p.add_argument("--offline", action="store_true", help="skip the live model request and the search probe")
+    args = p.parse_args(argv)
+    from config import ConfigError
+    from main import apply_base_url
+
+    try:
+        from config import load_settings
+
+        settings = apply_base_url(load_settings({"model": args.model}), args.base_url)
+    except ConfigError as exc:
+        print(f" {FAIL}  configuration  {exc}")
+        return 1
+    checks = run_checks(settings, args.offline)
+    print_table(checks)
+    failed = [c for c in checks if c.mark == FAIL]
+    print(f"\n{'Ready' if not failed else 'Not ready'}: {len(checks) - len(failed)} of {len(checks)} checks passed.")
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
