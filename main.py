@@ -11,7 +11,7 @@ from typing import Any
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     """The command-line flags; every default not given here comes from config.py."""
     p = argparse.ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report.",
@@ -36,7 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="concise: short GAIA-style answers (automatic for .jsonl sets with answers)")
     p.add_argument("-v", "--verbose", action="store_true", help="stream each Thought / Action / Observation")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse the command line."""
+    return build_parser().parse_args(argv)
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -69,12 +74,12 @@ def run(args: argparse.Namespace, settings: Any) -> int:
     """Build the model and the batch, run the tasks, rewrite the report after each one."""
     from batch import BatchRunner, load_tasks
     from console import ConsoleReporter
-    from llm import LLMInterface, default_model
+    from llm import LLMInterface, build_llm
     from report import DONE_STATUSES, load_records, write_results
 
     tasks = load_tasks(args.tasks)
-    spec = settings.model or default_model(settings)
-    llm = LLMInterface.from_spec(spec, settings, fallbacks=settings.fallback_models)
+    llm = build_llm(settings)
+    spec = llm.model
     summary_llm = LLMInterface.from_spec(settings.summary_model, settings) if settings.summary_model else None
     answer_style = settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in tasks):

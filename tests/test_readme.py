@@ -1,0 +1,62 @@
+"""The README and the CLI must not drift: commands, flags, settings and the Python example."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import config
+import main
+from tests.fakes.scripted import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_quickstart_has_exactly_the_two_commands() -> None:
+    assert "pip install -r requirements.txt && python main.py tasks.txt -o results.md" in README
+    assert "pip install -r requirements-dev.txt && pytest" in README
+    assert (ROOT / "requirements.txt").is_file() and (ROOT / "requirements-dev.txt").is_file()
+    assert (ROOT / "tasks.txt").is_file() and (ROOT / ".env.example").is_file()
+
+
+def _parser_flags() -> set[str]:
+    parser = main.build_parser()
+    return {s for action in parser._actions for s in action.option_strings}
+
+
+def test_every_documented_flag_exists() -> None:
+    section = README.split("## Configuration", 1)[1].split("## Task files", 1)[0]
+    documented = set(re.findall(r"`(-{1,2}[a-z][a-z-]*)`", section))
+    assert documented, "the configuration table lists no flags"
+    assert documented <= _parser_flags()
+
+
+def test_every_flag_is_documented() -> None:
+    undocumented = {f for f in _parser_flags() if f"`{f}`" not in README and f not in {"-h", "--help"}}
+    assert not undocumented
+
+
+def test_every_setting_is_documented_in_readme_and_env_example() -> None:
+    env_example = (ROOT / ".env.example").read_text(encoding="utf-8")
+    for _, variables, _ in config._ENV:
+        assert f"`{variables[0]}`" in README, variables[0]
+        assert variables[0] in env_example, variables[0]
+
+
+def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    code = README.split("### Adding a tool", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    llm = ScriptedLLM([
+        'Thought: count\nAction: word_count\nAction Input: {"text": "the quick brown fox"}',
+        'Action: exchange_rate\nAction Input: "EUR"',
+        "Final Answer: 4 words; 1 EUR = 1.08 USD",
+    ])
+    monkeypatch.setattr("llm.build_llm", lambda settings, **kw: llm)
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.answer == "4 words; 1 EUR = 1.08 USD"  # type: ignore[attr-defined]
+    assert [s.observation for s in result.steps[:2]] == ["4", "1 EUR = 1.08 USD"]  # type: ignore[attr-defined]
+    assert result.sources == ["https://example.org/rates"]  # type: ignore[attr-defined]
