@@ -170,3 +170,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError("context budget must be at least 1000 tokens", "context_budget")
     if s.answer_style not in {"plain", "concise"}:
         raise ConfigError("answer style must be 'plain' or 'concise'", "answer_style")
+
+
+_CHILD_ENV_NAMES = ("PATH", "LANG", "LANGUAGE", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def inherited_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of this process's environment that the python tool's child may inherit."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k in _CHILD_ENV_NAMES or k.startswith("LC_")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config import Settings
+from config import Settings, inherited_environment
 from tools.base import Tool
 
 
@@ -18,7 +18,7 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     return [
         SearchTool(settings),
         ScrapeTool(workspace, settings),
-        PythonTool(workspace, settings),
+        PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),
         ListFilesTool(workspace),
