@@ -84,7 +84,7 @@ class Settings:
     max_format_errors: int = 3
     task_timeout: float = 900.0
     context_budget: int | None = None
-    max_tokens: int = 2048
+    max_tokens: int = 8192
     temperature: float = 0.0
     request_timeout: float = 120.0
     max_retries: int = 6

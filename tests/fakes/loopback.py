@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +59,12 @@ class LoopbackServer:
 
         class _H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+            wbufsize = 1 << 16
+
+            def setup(self) -> None:
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -88,7 +96,8 @@ class LoopbackServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=functools.partial(self.httpd.serve_forever, poll_interval=0.05),
+                                        daemon=True)
 
     def __enter__(self) -> LoopbackServer:
         self._thread.start()

@@ -1,0 +1,52 @@
+"""Provider adapters behind one Backend protocol; SDKs are imported only when a backend is built."""
+
+from __future__ import annotations
+
+from config import ConfigError, Settings
+from providers.common import Backend
+
+PROVIDERS = ("openai", "anthropic", "gemini", "ollama")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+# Local servers ignore the key, but the SDK insists on one.
+LOCAL_API_KEY = "not-needed"
+
+
+def make_backend(provider: str, model: str, settings: Settings) -> Backend:
+    """The adapter for one provider:model; ConfigError when its key or SDK is missing."""
+    spec = f"{provider}:{model}"
+    if provider == "ollama":
+        from providers.openai_compat import OpenAIBackend
+
+        return OpenAIBackend(spec, model, api_key=LOCAL_API_KEY, base_url=settings.ollama_base_url,
+                             timeout=settings.request_timeout, key_env=None, provider="Ollama",
+                             pull_hint=f"Download it with: ollama pull {model}")
+    key = settings.api_key_for(provider)
+    if provider == "openai":
+        from providers.openai_compat import OpenAIBackend
+
+        if not key and not settings.openai_base_url:
+            raise _missing_key(spec, provider)
+        return OpenAIBackend(spec, model, api_key=key or LOCAL_API_KEY, base_url=settings.openai_base_url,
+                             timeout=settings.request_timeout, key_env="OPENAI_API_KEY" if key else None)
+    if not key:
+        raise _missing_key(spec, provider)
+    if provider == "anthropic":
+        from providers.anthropic import AnthropicBackend
+
+        return AnthropicBackend(spec, model, api_key=key, base_url=settings.anthropic_base_url,
+                                timeout=settings.request_timeout)
+    if provider == "gemini":
+        from providers.gemini import GeminiBackend
+
+        return GeminiBackend(spec, model, api_key=key, base_url=settings.gemini_base_url,
+                             timeout=settings.request_timeout)
+    raise ConfigError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}", "model")
+
+
+def _missing_key(spec: str, provider: str) -> ConfigError:
+    extra = " (or GOOGLE_API_KEY)" if provider == "gemini" else ""
+    local = ""
+    if provider == "openai":
+        local = " For a local OpenAI-compatible server set OPENAI_BASE_URL instead."
+    return ConfigError(f"model {spec} needs {KEY_ENV[provider]}{extra}: set it in the environment or"
+                       f" a .env file.{local}", "model")

@@ -1,0 +1,253 @@
+"""What every provider adapter shares: the Backend protocol, typed errors, error classification."""
+
+from __future__ import annotations
+
+import email.utils
+import importlib
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from config import ConfigError
+from llm import Completion, LLMError, LLMFatalError, Message
+from memory import truncate_middle
+
+# Parameters a model may reject as unsupported; the facade drops them for that model from then on.
+# ("max_tokens" is not dropped but replaced by "max_completion_tokens" on OpenAI-style APIs.)
+DROPPABLE_PARAMS = ("stop", "temperature", "max_tokens")
+RETRY_STATUSES = frozenset({408, 409, 425, 429})
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One call as an adapter receives it; `omit` names parameters this model is known to reject."""
+
+    messages: list[Message]
+    max_tokens: int
+    temperature: float | None = None
+    stop: tuple[str, ...] = ()
+    omit: frozenset[str] = frozenset()
+
+
+class Backend(Protocol):
+    """One provider's model behind its official SDK; raises LLMError subclasses, never retries."""
+
+    spec: str
+    model: str
+
+    def complete(self, request: ChatRequest) -> Completion:
+        """Send one request and return the reply (cost and latency are the facade's job)."""
+        ...
+
+
+class TransientError(LLMError):
+    """A failure worth retrying (rate limit, overload, timeout, broken body); may say how long to wait."""
+
+    def __init__(self, message: str, *, model: str = "", status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, model=model, status=status)
+        self.retry_after = retry_after
+
+
+class UnsupportedParameterError(LLMError):
+    """The model rejected a request parameter (e.g. `stop` on reasoning models) with a 400."""
+
+    def __init__(self, message: str, *, model: str = "", status: int | None = 400, param: str) -> None:
+        super().__init__(message, model=model, status=status)
+        self.param = param
+
+
+class QuotaExhaustedError(LLMFatalError):
+    """The account has no quota or credit left; retrying cannot help, another provider can."""
+
+
+@dataclass(frozen=True)
+class ErrorContext:
+    """Who made the failing call, so error messages can say what to fix."""
+
+    spec: str
+    model: str
+    provider: str
+    key_env: str | None = None
+    server: str | None = None
+    pull_hint: str | None = None
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An SDK error reduced to what classification needs; status None means no HTTP answer."""
+
+    status: int | None
+    message: str
+    headers: Mapping[str, str] | None = None
+    body: Any = None
+    param: str | None = None
+    code: str | None = None
+
+
+def sdk_missing(package: str, exc: ImportError) -> ConfigError:
+    """The ConfigError for a provider SDK that is not installed, with the install command."""
+    return ConfigError(f"the {package!r} package is needed for this model but cannot be imported ({exc});"
+                       f" install it with: pip install {package}")
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """httpx/httpx2 transport error classes (timeouts, refused connections), whichever are installed."""
+    found: list[type[BaseException]] = []
+    for module in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(module).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def short(text: object, limit: int = 600) -> str:
+    """An error text cut to a readable length (proxies sometimes answer with whole HTML pages)."""
+    return truncate_middle(str(text).strip(), limit)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from retry-after-ms or Retry-After (seconds or an HTTP date); None if absent."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = lowered.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) / scale, 0.0)
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(value).timestamp()
+        except (TypeError, ValueError, IndexError):
+            continue
+        return max(when - (time.time() if now is None else now), 0.0)
+    return None
+
+
+def google_retry_delay(body: Any) -> float | None:
+    """The retryDelay ("7s", "1.5s") of a google.rpc.RetryInfo in a Google API error body, if any."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for item in details if isinstance(details, list) else []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)s\s*", str(delay)) if delay is not None else None
+        if match:
+            return float(match.group(1))
+    return None
+
+
+def unsupported_param(message: str, param: str | None = None) -> str | None:
+    """Which droppable parameter a 400 message says the model does not support, if any."""
+    text = message.lower()
+    if not any(p in text for p in ("unsupported", "not supported", "does not support", "not support")):
+        return None
+    if param in DROPPABLE_PARAMS:
+        return param
+    for name in DROPPABLE_PARAMS:
+        if re.search(rf"['\"`]{name}['\"`]", text):
+            return name
+    return None
+
+
+def classify(info: ErrorInfo, ctx: ErrorContext) -> LLMError:
+    """Turn an HTTP failure into the typed error the facade acts on (retry, drop a param, stop, fail)."""
+    status, msg = info.status, short(info.message or "no error message").rstrip(". ")
+    if status is None:
+        return TransientError(f"{ctx.spec}: {msg}", model=ctx.spec)
+    param = unsupported_param(msg, info.param) if status in (400, 422) else None
+    if param:
+        return UnsupportedParameterError(f"{ctx.spec} does not support {param!r}: {msg}",
+                                         model=ctx.spec, status=status, param=param)
+    if status in (401, 403) or (status == 400 and _bad_key(info)):
+        return LLMFatalError(_auth_message(ctx, status, msg), model=ctx.spec, status=status)
+    if status == 404 or (status == 400 and _model_missing(msg, ctx.model)):
+        return LLMFatalError(_not_found_message(ctx, status, msg), model=ctx.spec, status=status)
+    if _quota_gone(info, msg):
+        return QuotaExhaustedError(f"{ctx.provider} account has no quota or credit left ({status}): {msg}."
+                                   " Check the plan and billing, or use another --model.",
+                                   model=ctx.spec, status=status)
+    if status in RETRY_STATUSES or status >= 500:
+        wait = parse_retry_after(info.headers)
+        if wait is None:
+            wait = google_retry_delay(info.body)
+        return TransientError(f"{ctx.spec}: HTTP {status}: {msg}", model=ctx.spec, status=status,
+                              retry_after=wait)
+    return LLMError(f"{ctx.spec} rejected the request ({status}): {msg}", model=ctx.spec, status=status)
+
+
+def _bad_key(info: ErrorInfo) -> bool:
+    # Gemini answers an invalid key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+    text = f"{info.message} {info.body}"
+    return "API_KEY_INVALID" in text or "api key not valid" in text.lower()
+
+
+def _model_missing(msg: str, model: str) -> bool:
+    text = msg.lower()
+    return "model" in text and any(p in text for p in ("not found", "does not exist", "unknown model"))
+
+
+def _quota_gone(info: ErrorInfo, msg: str) -> bool:
+    text = msg.lower()
+    return (info.code == "insufficient_quota" or "insufficient_quota" in str(info.body)
+            or info.status == 402 or "credit balance is too low" in text)
+
+
+def _auth_message(ctx: ErrorContext, status: int, msg: str) -> str:
+    what = "rejected" if status != 403 else "refused access"
+    if ctx.key_env:
+        return (f"{ctx.key_env} was {what} ({status}) by {ctx.provider}: {msg}. "
+                f"Check {ctx.key_env} in your environment or .env file.")
+    return (f"the server at {ctx.server} {what} the request ({status}): {msg}. "
+            "If it needs an API key, set OPENAI_API_KEY.")
+
+
+def _not_found_message(ctx: ErrorContext, status: int, msg: str) -> str:
+    text = f"model {ctx.model} not found ({status}) at {ctx.server or ctx.provider}: {msg}."
+    if ctx.pull_hint:
+        return f"{text} {ctx.pull_hint}"
+    if ctx.server and "model" not in msg.lower():
+        return f"{text} Check the base URL (OpenAI-compatible servers usually end in /v1) and the model name."
+    return f"{text} Check the model name in --model / AGENT_MODEL (format provider:model)."
+
+
+def split_system(messages: list[Message]) -> tuple[str, list[Message]]:
+    """Leading system messages become the system prompt; later ones become user turns; same roles merge."""
+    system: list[str] = []
+    rest: list[Message] = []
+    for m in messages:
+        if m["role"] == "system" and not rest:
+            system.append(m["content"])
+        else:
+            rest.append({"role": "user" if m["role"] == "system" else m["role"], "content": m["content"]})
+    joined = "\n\n".join(part for part in system if part)
+    if not rest:
+        # Chat APIs need at least one user turn: a system-only prompt is sent as the user's message.
+        return "", [{"role": "user", "content": joined}]
+    if rest[0]["role"] != "user":
+        rest.insert(0, {"role": "user", "content": "(conversation so far)"})
+    return joined, merge_consecutive(rest)
+
+
+def merge_consecutive(messages: list[Message]) -> list[Message]:
+    """Join consecutive messages of the same role (APIs that need user/assistant alternation)."""
+    out: list[Message] = []
+    for m in messages:
+        if out and out[-1]["role"] == m["role"]:
+            out[-1] = {"role": m["role"], "content": f"{out[-1]['content']}\n\n{m['content']}"}
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def empty_reason(finish_reason: str | None) -> str:
+    """Why a completion came back empty, in words a user can act on."""
+    if finish_reason == "length":
+        return ("the model used its whole output budget without visible text (reasoning models count"
+                " thinking tokens); raise --max-tokens / AGENT_MAX_TOKENS")
+    return f"the model returned no text (finish reason {finish_reason or 'unknown'})"

@@ -1,0 +1,173 @@
+"""The Anthropic adapter through the real `anthropic` SDK against a loopback Messages API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from config import Settings
+from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message, RejectedParams
+from providers.common import QuotaExhaustedError
+from tests.fakes.loopback import LoopbackServer, Response
+from tests.fakes.providers import (
+    FakeClock,
+    anthropic_error,
+    anthropic_reply,
+    anthropic_script,
+    broken_json,
+    hang,
+)
+
+MESSAGES: list[Message] = [
+    {"role": "system", "content": "You are a research agent."},
+    {"role": "user", "content": "Task: find X."},
+    {"role": "assistant", "content": "Thought: search.\nAction: web_search  "},
+    {"role": "user", "content": "Observation: X is 7."},
+    {"role": "user", "content": "Reminder: answer in the format."},
+]
+
+
+@pytest.fixture(scope="module")
+def _loopback() -> Iterator[LoopbackServer]:
+    """One loopback server per module; each test swaps its handler (stopping a server costs 0.5 s)."""
+    with LoopbackServer(lambda req: Response(599, "no script")) as server:
+        yield server
+
+
+@pytest.fixture
+def server(_loopback: LoopbackServer) -> LoopbackServer:
+    """The module's server with its request log cleared."""
+    _loopback.requests.clear()
+    return _loopback
+
+
+def make(server: LoopbackServer, spec: str = "anthropic:claude-sonnet-5-5",
+         **overrides: Any) -> tuple[LLMInterface, FakeClock]:
+    """A facade for one model on the loopback server, with a fake clock and a fresh stop memory."""
+    options: dict[str, Any] = {"anthropic_base_url": server.url, "anthropic_api_key": "sk-ant-test",
+                               "max_retries": 2, "request_timeout": 5.0}
+    options.update(overrides)
+    clock = FakeClock()
+    llm = LLMInterface.from_spec(spec, Settings(**options), sleep=clock.sleep, clock=clock,
+                                 rejected=RejectedParams())
+    return llm, clock
+
+
+def test_system_goes_top_level_turns_alternate_and_stop_sequences_are_sent(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_reply("Final Answer: 7", input_tokens=2000, output_tokens=50))
+    llm, _ = make(server)
+    reply = llm.complete(MESSAGES, stop=["\nObservation:"], max_tokens=400)
+    assert (reply.text, reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == (
+        "Final Answer: 7", "stop", 2000, 50)
+    assert reply.model == "anthropic:claude-sonnet-5-5"
+    assert reply.cost == pytest.approx((2000 * 2.00 + 50 * 10.00) / 1e6)
+    (request,) = server.requests
+    body = request.json()
+    assert request.path == "/v1/messages"
+    assert request.headers["authorization"] == "Bearer sk-ant-test"  # how anthropic 2.x sends the key
+    assert body["system"] == "You are a research agent."
+    assert body["stop_sequences"] == ["\nObservation:"]
+    assert body["max_tokens"] == 400
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][2]["content"] == "Observation: X is 7.\n\nReminder: answer in the format."
+
+
+def test_a_final_assistant_prefill_loses_trailing_whitespace(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_reply("ok"))
+    llm, _ = make(server)
+    llm.complete(MESSAGES[:3])
+    assert server.requests[0].json()["messages"][-1]["content"] == "Thought: search.\nAction: web_search"
+
+
+def test_429_with_retry_after_ms_waits_that_long(server: LoopbackServer) -> None:
+    limited = anthropic_error(429, "Number of request tokens has exceeded your rate limit",
+                              type_="rate_limit_error", headers={"retry-after-ms": "2500"})
+    server.handler = anthropic_script(limited, anthropic_reply("ok"))
+    llm, clock = make(server)
+    assert llm.complete(MESSAGES).text == "ok"
+    assert clock.waits == [2.5] and len(server.requests) == 2
+
+
+def test_529_overloaded_then_success_is_retried(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_error(529, "Overloaded", type_="overloaded_error"),
+                                      anthropic_reply("ok"))
+    llm, _ = make(server)
+    assert llm.complete(MESSAGES).text == "ok"
+    assert len(server.requests) == 2
+
+
+def test_a_hanging_server_times_out_and_the_retry_answers(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(hang(5.0), anthropic_reply("ok"))
+    llm, _ = make(server, request_timeout=0.3)
+    assert llm.complete(MESSAGES).text == "ok"
+    assert len(server.requests) == 2
+
+
+def test_a_broken_body_is_retried(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(broken_json(), anthropic_reply("ok"))
+    llm, _ = make(server)
+    assert llm.complete(MESSAGES).text == "ok"
+    assert len(server.requests) == 2
+
+
+def test_401_is_fatal_and_names_anthropic_api_key(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_error(401, "invalid x-api-key", type_="authentication_error"))
+    llm, clock = make(server)
+    with pytest.raises(LLMFatalError, match=r"ANTHROPIC_API_KEY was rejected \(401\).*invalid x-api-key"):
+        llm.complete(MESSAGES)
+    assert len(server.requests) == 1 and clock.waits == []
+
+
+def test_404_unknown_model_is_fatal(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_error(404, "model: claude-x", type_="not_found_error"))
+    llm, _ = make(server, spec="anthropic:claude-x")
+    with pytest.raises(LLMFatalError, match="model claude-x not found"):
+        llm.complete(MESSAGES)
+    assert len(server.requests) == 1
+
+
+def test_low_credit_is_a_quota_error_not_retried(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_error(
+        400, "Your credit balance is too low to access the Anthropic API."))
+    llm, _ = make(server)
+    with pytest.raises(QuotaExhaustedError, match="credit"):
+        llm.complete(MESSAGES)
+    assert len(server.requests) == 1
+
+
+def test_other_400_is_an_llm_error_with_the_provider_message(server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_error(400, "prompt is too long: 210000 tokens > 200000"))
+    llm, _ = make(server)
+    with pytest.raises(LLMError, match="prompt is too long") as info:
+        llm.complete(MESSAGES)
+    assert not isinstance(info.value, LLMFatalError)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (anthropic_reply(None), "no text"),
+    (anthropic_reply("   "), "no text"),
+    (anthropic_reply("I can't", stop_reason="refusal"), "refused"),
+    (anthropic_reply(None, stop_reason="max_tokens"), "max-tokens"),
+])
+def test_empty_or_refused_replies_raise_empty_completion(server: LoopbackServer, reply: Response,
+                                                         reason: str) -> None:
+    server.handler = anthropic_script(reply)
+    llm, _ = make(server)
+    with pytest.raises(EmptyCompletionError, match=reason):
+        llm.complete(MESSAGES)
+
+
+def test_a_later_system_message_becomes_a_user_turn_and_no_system_key_is_sent_without_one(
+        server: LoopbackServer) -> None:
+    server.handler = anthropic_script(anthropic_reply("ok"))
+    llm, _ = make(server)
+    llm.complete([{"role": "assistant", "content": "Thought: earlier step"},
+                  {"role": "system", "content": "Summary of earlier steps: X is 7."},
+                  {"role": "user", "content": "Continue."}])
+    body = server.requests[0].json()
+    assert "system" not in body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][2]["content"] == "Summary of earlier steps: X is 7.\n\nContinue."

@@ -1,0 +1,358 @@
+"""The scrape tool: fetch a URL safely and turn it into text the model can read (HTML, PDF, JSON, ...)."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import mimetypes
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from config import Settings
+from memory import truncate_middle
+from tools.base import Tool, ToolOutput
+from tools.fetch import AddressCheck, FetchError, FetchResult, Resolver, SafeFetcher
+
+MAX_OBSERVATION_CHARS = 40_000
+
+_WORD = re.compile(r"\w+")
+# Classes of article-body containers that some sites split into several sibling blocks.
+_BODY_CLASS = re.compile(
+    r"article[-_]?body|articlebody|article[-_]?content|article[-_]?text|post[-_]?(?:body|content)"
+    r"|entry[-_]content|story[-_]?body|body[-_]?text|rich[-_]?text|body__container", re.I)
+# Short teaser/promo lines that sit inside article bodies ("READ MORE: ...", "Related: ...").
+_PROMO_LINE = re.compile(
+    r"^[*#\s]*(?:read more\b|more on this\b|don'?t miss\b|also read\b|also on [\w.]+\b"
+    r"|you may also like\b|like this story\?|advertisement\W*$"
+    r"|related(?: articles?| stories| posts| content| coverage| reading)?\s*(?::|\W*$))", re.I)
+_INLINE_TAGS = re.compile(r"</?(?:u|sub|sup|del|s|mark|small|span|ins|kbd)>")
+# Markdown escapes trafilatura adds; "_" matters (it is a word character) and \| must stay in tables.
+_ESCAPES = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~])")
+
+
+class ScrapeInputError(ValueError):
+    """A scrape argument is unusable (a bad page range, or a save path outside the workspace)."""
+
+
+def extract_main_content(html: str, url: str | None = None) -> str:
+    """The main content of an HTML page as Markdown (headings, lists, tables), without boilerplate."""
+    try:
+        import trafilatura
+        from trafilatura.utils import load_html
+    except ImportError as exc:  # pragma: no cover - trafilatura is a hard dependency
+        raise ImportError("reading web pages needs trafilatura: pip install trafilatura") from exc
+    tree = load_html(html)
+    if tree is None:
+        return ""
+    titles = _title_candidates(tree)
+    tree = _unwrap_tweets(_merge_split_bodies(tree))
+    backup = copy.deepcopy(tree)
+    text = _trafilatura_markdown(tree, url, favor_precision=True)
+    words = len(_WORD.findall(text))
+    if words < 200:
+        # Precision mode sometimes keeps only a notice and misses the article: a far longer default
+        # extraction is then the better bet.
+        wider = _trafilatura_markdown(backup, url)
+        if len(_WORD.findall(wider)) >= 5 * max(words, 1):
+            text = wider
+    if not text.strip():
+        text = re.sub(r"\n\s*\n+", "\n\n", trafilatura.html2txt(html) or "")
+    return _drop_promo_lines(_strip_leading_title(text, titles)).strip()
+
+
+def page_title(html: str) -> str:
+    """The page's <title> (else og:title, else the first <h1>), whitespace collapsed; '' if none."""
+    from trafilatura.utils import load_html
+
+    tree = load_html(html) if html.strip() else None
+    if tree is None:
+        return ""
+    for xpath in ("//title", '//meta[@property="og:title"]/@content', "//h1"):
+        for found in tree.xpath(xpath)[:1]:
+            text = found if isinstance(found, str) else found.text_content()
+            text = " ".join(text.split())
+            if text:
+                return text
+    return ""
+
+
+def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
+    import trafilatura
+
+    text = trafilatura.extract(
+        tree, url=url, output_format="markdown", include_formatting=True, include_tables=True,
+        include_links=False, include_images=False, include_comments=False, **options) or ""
+    return _ESCAPES.sub(r"\1", _INLINE_TAGS.sub("", text))
+
+
+def _norm(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _title_candidates(tree: Any) -> list[str]:
+    found: list[str] = []
+    for xpath in ('//meta[@property="og:title"]/@content', '//meta[@name="twitter:title"]/@content',
+                  "//title", "//h1"):
+        for item in tree.xpath(xpath)[:3]:
+            text = _norm(item if isinstance(item, str) else item.text_content())
+            if text and len(text) < 400:
+                found.append(text)
+    return found
+
+
+def _strip_leading_title(text: str, titles: list[str]) -> str:
+    """Drop the first line when it only repeats the page title (the tool shows the title already)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[:3]):
+        norm = _norm(line)
+        if not norm:
+            continue
+        if len(norm) < 400 and any(norm == t or (len(norm.split()) >= 3 and norm in t
+                                                 and len(norm) >= len(t) / 2) for t in titles):
+            del lines[i]
+        break
+    return "\n".join(lines)
+
+
+def _drop_promo_lines(text: str) -> str:
+    return "\n".join(line for line in text.split("\n")
+                     if len(line) >= 250 or not _PROMO_LINE.match(line))
+
+
+def _near_ancestors(element: Any, depth: int) -> list[Any]:
+    found: list[Any] = []
+    parent = element.getparent()
+    while parent is not None and len(found) < depth:
+        found.append(parent)
+        parent = parent.getparent()
+    return found
+
+
+def _merge_split_bodies(tree: Any) -> Any:
+    """Join article-body blocks that share a class and a close ancestor (bodies split around ads)."""
+    from lxml.html import Element
+
+    groups: dict[str, list[Any]] = {}
+    for element in tree.iter("div", "section"):
+        cls = element.get("class") or ""
+        if _BODY_CLASS.search(cls):
+            groups.setdefault(cls, []).append(element)
+    for blocks in groups.values():
+        first, rest = blocks[0], blocks[1:]
+        close = set(_near_ancestors(first, 3))
+        if not rest or not all(close & set(_near_ancestors(b, 3)) for b in rest):
+            continue
+        if any(b in _near_ancestors(first, 100) or first in _near_ancestors(b, 100) for b in rest):
+            continue  # nested blocks, not split ones
+        for block in rest:
+            if block.text and block.text.strip():
+                lead = Element("p")
+                lead.text = block.text
+                first.append(lead)
+            for child in list(block):
+                first.append(child)
+            block.getparent().remove(block)
+    return tree
+
+
+def _unwrap_tweets(tree: Any) -> Any:
+    """Lift embedded tweets out of their widget wrappers, which extractors discard as social boxes."""
+    for quote in tree.xpath('//blockquote[contains(@class, "twitter-tweet")]'):
+        quote.attrib.clear()
+        own = quote.text_content().strip()
+        top, parent = quote, quote.getparent()
+        while parent is not None and parent.tag in ("div", "figure", "section", "aside", "span") \
+                and parent.text_content().strip() == own:
+            top, parent = parent, parent.getparent()
+        if top is not quote and top.getparent() is not None:
+            quote.tail = top.tail
+            top.getparent().replace(top, quote)
+    return tree
+
+
+def parse_pages(spec: str, count: int) -> list[int]:
+    """Turn a 1-based page spec like '1-3,7' into page numbers within 1..count."""
+    wanted: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d*))?", part)
+        if not match:
+            raise ScrapeInputError(f"pages {spec!r} is not a page range like '1-3,7'")
+        start = int(match.group(1))
+        end = int(match.group(2)) if match.group(2) else (count if match.group(2) == "" else start)
+        if start < 1 or end < start:
+            raise ScrapeInputError(f"pages {spec!r}: {part!r} is not a valid range")
+        wanted.update(range(start, min(end, count) + 1))
+    if not wanted:
+        raise ScrapeInputError(f"pages {spec!r} is out of range: the PDF has {count} page(s)")
+    return sorted(wanted)
+
+
+def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
+    """The text of a PDF with '--- page N ---' markers, and its page count."""
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:  # pragma: no cover - pypdf is a hard dependency
+        raise ImportError("reading PDFs needs pypdf: pip install pypdf") from exc
+    reader = PdfReader(io.BytesIO(body))
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise ScrapeInputError("the PDF is password-protected")
+    count = len(reader.pages)
+    numbers = parse_pages(pages, count) if pages else list(range(1, count + 1))
+    parts = []
+    for number in numbers:
+        try:
+            text = reader.pages[number - 1].extract_text() or ""
+        except Exception as exc:  # noqa: BLE001 - pypdf raises many types on odd pages; keep the rest
+            text = f"[could not extract text from this page: {exc}]"
+        parts.append(f"--- page {number} ---\n{text.strip()}")
+    return "\n\n".join(parts), count
+
+
+def download_name(result: FetchResult) -> str:
+    """A safe file name for a download: Content-Disposition's, else the URL's, plus an extension."""
+    disposition = result.headers.get("content-disposition", "")
+    match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.I)
+    raw = unquote(match.group(1)) if match else unquote(Path(urlsplit(result.url).path).name)
+    name = re.sub(r"[^\w.-]+", "_", Path(raw).name).strip("._") or "download"
+    if not Path(name).suffix:
+        name += mimetypes.guess_extension(result.content_type) or ".bin"
+    return name[:120]
+
+
+def _pretty_json(text: str, lines: list[str]) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        lines.append("(the body is not valid JSON; shown as text)")
+        return text
+
+
+class ScrapeTool(Tool):
+    """Fetch one web page or file and return its readable content."""
+
+    name = "scrape"
+    description = (
+        "Fetch a web page or file by URL and return its content as text. HTML pages come back as the "
+        "main article text in Markdown (headings, lists and tables kept; menus, ads and comments "
+        "dropped) with the page title and final URL. PDFs come back as text with '--- page N ---' "
+        "markers (use `pages` to read a range). JSON is pretty-printed; CSV and plain text are returned "
+        "as is. Other files (spreadsheets, archives, images) are saved into the workspace and the "
+        "observation gives their path, to open with the python tool. Use it after `search` to read a "
+        "result in full, or to download a data file."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http:// or https:// URL to fetch."},
+            "pages": {"type": "string",
+                      "description": "PDF only: 1-based pages to read, e.g. '1-3,7' or '10-'. Default: all."},
+            "save_as": {"type": "string",
+                        "description": "Optional workspace-relative path (e.g. 'data/report.pdf') to also "
+                                       "save the raw file to, for any content type."},
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Path, settings: Settings, *, resolver: Resolver | None = None,
+                 address_check: AddressCheck | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        self.workspace = Path(workspace)
+        self.settings = settings
+        self.fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
+                                   allow_private=settings.scrape_allow_private, resolver=resolver,
+                                   address_check=address_check, sleep=sleep or time.sleep)
+
+    def run(self, **kwargs: Any) -> str | ToolOutput:
+        """Fetch `url` and convert it by content type; failures come back as an 'Error: ...' string."""
+        url = str(kwargs["url"]).strip()
+        pages, save_as = kwargs.get("pages") or None, kwargs.get("save_as") or None
+        try:
+            target = self._workspace_path(save_as) if save_as else None
+            result = self.fetcher.get(url)
+            lines = [f"URL: {result.url}"]
+            if result.redirects:
+                lines.append(f"(redirected from {url})")
+            body = self._convert(result, pages, lines, target)
+        except (FetchError, ScrapeInputError) as exc:
+            return f"Error: could not scrape {url}: {exc}"
+        text = "\n".join(lines) + ("\n\n" + body if body else "")
+        return ToolOutput(text, sources=[result.url])
+
+    def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: Path | None) -> str:
+        """The observation body for this content type; header lines are appended to `lines`."""
+        kind = result.kind()
+        size = f"{len(result.body):,} bytes"
+        if result.truncated:
+            if kind in ("pdf", "binary"):
+                raise ScrapeInputError(f"the file is larger than the {self.settings.scrape_max_bytes:,}-byte "
+                                       "limit (SCRAPE_MAX_BYTES); stopped reading and kept nothing")
+            size = (f"only the first {len(result.body):,} bytes read: the body exceeds the "
+                    f"{self.settings.scrape_max_bytes:,}-byte limit (SCRAPE_MAX_BYTES)")
+        lines.append(f"Content-Type: {result.content_type or 'unknown'} ({size})")
+        if target is not None:
+            lines.append(f"Saved the raw file to {self._save(target, result)} in the workspace.")
+        if kind == "binary":
+            if target is None:
+                saved = self._save(self._download_path(download_name(result)), result)
+                lines.append(f"Binary content saved to {saved} in the workspace.")
+            lines.append("It is not text: open it with the python tool (e.g. pandas, zipfile).")
+            return ""
+        if kind == "html":
+            html = result.text()
+            lines.insert(0, f"Title: {page_title(html) or '(none)'}")
+            text = extract_main_content(html, result.url) or "(no readable text found on this page)"
+        elif kind == "pdf":
+            text = self._pdf(result.body, pages, lines)
+        else:
+            text = result.text()
+            if kind == "json":
+                text = _pretty_json(text, lines)
+        note = "ask for fewer PDF pages, or pass save_as to keep the whole file"
+        return truncate_middle(text, MAX_OBSERVATION_CHARS, note)
+
+    @staticmethod
+    def _pdf(body: bytes, pages: str | None, lines: list[str]) -> str:
+        try:
+            text, count = pdf_text(body, pages)
+        except ScrapeInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
+            raise ScrapeInputError(f"could not read the PDF: {exc}") from exc
+        lines.append(f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else ""))
+        return text
+
+    def _workspace_path(self, relative: str) -> Path:
+        """The absolute path for a workspace-relative save path; refuses anything outside the workspace."""
+        root = os.path.realpath(self.workspace)
+        if not relative.strip() or os.path.isabs(relative):
+            raise ScrapeInputError(f"save_as {relative!r} must be a relative path inside the workspace")
+        target = os.path.realpath(os.path.join(root, relative))
+        if target == root or os.path.commonpath([root, target]) != root:
+            raise ScrapeInputError(f"save_as {relative!r} points outside the workspace; refused")
+        return Path(target)
+
+    def _download_path(self, name: str) -> Path:
+        """downloads/<name> in the workspace, with -1, -2, ... added if the name is taken."""
+        folder = Path(os.path.realpath(self.workspace)) / "downloads"
+        stem, suffix = Path(name).stem, Path(name).suffix
+        candidate, n = folder / name, 0
+        while candidate.exists():
+            n += 1
+            candidate = folder / f"{stem}-{n}{suffix}"
+        return candidate
+
+    def _save(self, target: Path, result: FetchResult) -> str:
+        """Write the raw body; returns 'path (size)' relative to the workspace."""
+        if result.truncated:
+            raise ScrapeInputError("the body exceeds SCRAPE_MAX_BYTES, so it was not saved")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(result.body)
+        shown = target.relative_to(os.path.realpath(self.workspace)).as_posix()
+        return f"{shown} ({len(result.body):,} bytes)"
