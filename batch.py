@@ -16,7 +16,7 @@ from agent import AgentResult, Event, ReActAgent
 from config import Settings
 from llm import ChatModel, LLMFatalError
 from memory import memory_for_task
-from report import TaskRecord
+from report import TaskRecord, load_records
 
 
 class TaskFileError(Exception):
@@ -233,3 +233,15 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
         prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, llm_calls=u.calls,
         cost=u.cost, seconds=round(result.elapsed, 2), models=list(u.models), error=result.error,
         level=task.level, workspace=str(workspace) if workspace else None, **extra)
+
+
+def finished_records(results: Path, tasks: list[Task]) -> dict[str, TaskRecord]:
+    """For --resume: the previous run's records of these tasks that did not end in error."""
+    previous = load_records(results)
+    kept: dict[str, TaskRecord] = {}
+    for t in tasks:
+        record = previous.get(t.key)
+        if record is not None and record.status != "error":
+            record.index = t.index  # the task file may have been reordered since
+            kept[t.key] = record
+    return kept

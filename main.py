@@ -72,10 +72,10 @@ def apply_base_url(settings: Any, base_url: str | None) -> Any:
 
 def run(args: argparse.Namespace, settings: Any) -> int:
     """Build the model and the batch, run the tasks, rewrite the report after each one."""
-    from batch import BatchRunner, load_tasks
+    from batch import BatchRunner, finished_records, load_tasks
     from console import ConsoleReporter
     from llm import LLMInterface, build_llm
-    from report import DONE_STATUSES, load_records, write_results
+    from report import DONE_STATUSES, write_results
 
     tasks = load_tasks(args.tasks)
     llm = build_llm(settings)
@@ -84,12 +84,7 @@ def run(args: argparse.Namespace, settings: Any) -> int:
     answer_style = settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in tasks):
         answer_style = "concise"
-    keys = {t.key for t in tasks}
-    kept = {k: r for k, r in load_records(args.output).items() if k in keys} if args.resume else {}
-    kept = {k: r for k, r in kept.items() if r.status != "error"}
-    for t in tasks:
-        if t.key in kept:
-            kept[t.key].index = t.index
+    kept = finished_records(args.output, tasks) if args.resume else {}
     todo = [t for t in tasks if t.key not in kept]
     records = dict(kept)
     meta = {"model": spec}
