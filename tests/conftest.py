@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -27,3 +28,19 @@ def _no_real_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # A developer's own .env must not leak into tests either.
     monkeypatch.setenv("AGENT_ENV_FILE", str(tmp_path / "no.env"))
     monkeypatch.chdir(tmp_path)
+
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only_connect(self: socket.socket, address: object) -> None:
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None and not (str(host).startswith("127.") or host in ("::1", "localhost")):
+        raise ConnectionRefusedError(f"tests may not reach the network ({host})")
+    _real_connect(self, address)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse any connection that is not to loopback, so no test can reach a real service."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only_connect)

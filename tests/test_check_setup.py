@@ -1,0 +1,60 @@
+"""check_setup.py: the table, the exit code, and the same configuration path as main.py."""
+
+from __future__ import annotations
+
+import pytest
+
+import check_setup
+from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.providers import openai_reply, openai_script
+
+
+def test_offline_check_passes_with_a_configured_model(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
+    assert check_setup.main(["--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "✓  model" in out and "openai:" in out and "(chosen automatically)" in out
+    assert "sk-…7890" in out and "1234567" not in out  # the key is masked
+    assert "✓  python tool" in out and "print(1+1) -> 2" in out
+    assert "✓  scrape tool" in out and "✓  workspace" in out and "DuckDuckGo" in out
+    assert "Ready:" in out
+
+
+def test_live_model_request_goes_through_the_real_client(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    chat = openai_script(openai_reply("ok"))
+
+    def handle(req: Request) -> Response:
+        # Serper rejecting its key is only a warning (and a 401 never falls back to the real DuckDuckGo)
+        return Response(401, {"message": "Unauthorized."}) if req.path == "/search" else chat(req)
+
+    with LoopbackServer(handle) as server:
+        monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
+        monkeypatch.setenv("SERPER_BASE_URL", server.url)
+        code = check_setup.main(["--model", "openai:local-model", "--base-url", server.url + "/v1"])
+        assert any("chat/completions" in r.path for r in server.requests)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "✓  model request" in out and "'ok'" in out
+    assert "!  search" in out and "SERPER_API_KEY" in out
+
+
+def test_no_model_fails_and_names_the_keys(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    assert check_setup.main(["--offline"]) == 1
+    out = capsys.readouterr().out
+    assert "✗  model" in out and "Not ready" in out
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "ollama"):
+        assert name in out
+
+
+def test_rejected_key_fails_the_live_check(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.fakes.providers import openai_error
+
+    with LoopbackServer(openai_script(openai_error(401, "Incorrect API key"))) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-bad-000000000")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        assert check_setup.main(["--model", "openai:gpt-4.1-mini"]) == 1
+    out = capsys.readouterr().out
+    assert "✗  model request" in out and "OPENAI_API_KEY" in out
