@@ -133,11 +133,14 @@ EventSink = Callable[[Task, Event], None]
 def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec: str,
                 on_event: Callable[[Event], None] | None = None, answer_style: str | None = None,
                 summary_llm: ChatModel | None = None) -> ReActAgent:
-    """An agent with the built-in tools, working in this task's workspace."""
-    from tools.builtin import default_tools
+    """An agent with the built-in tools and those of --tools modules, working in this task's workspace."""
+    from tools.builtin import default_tools, load_tool_factories
 
+    tools = default_tools(settings, workspace)
+    for factory in load_tool_factories(settings.tool_modules):
+        tools.extend(factory(settings, workspace))
     return ReActAgent(
-        llm, default_tools(settings, workspace), max_steps=settings.max_steps,
+        llm, tools, max_steps=settings.max_steps,
         max_format_errors=settings.max_format_errors, time_limit=settings.task_timeout,
         memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
         answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,

@@ -32,6 +32,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("model", ("AGENT_MODEL",), str),
     ("fallback_models", ("AGENT_FALLBACK_MODELS",), _list),
     ("summary_model", ("AGENT_SUMMARY_MODEL",), str),
+    ("tool_modules", ("AGENT_TOOL_MODULES",), _list),
     ("openai_api_key", ("OPENAI_API_KEY",), str),
     ("openai_base_url", ("OPENAI_BASE_URL",), str),
     ("anthropic_api_key", ("ANTHROPIC_API_KEY",), str),
@@ -71,6 +72,7 @@ class Settings:
     model: str | None = None
     fallback_models: tuple[str, ...] = ()
     summary_model: str | None = None
+    tool_modules: tuple[str, ...] = ()
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     anthropic_api_key: str | None = None

@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model to use when the main one fails after retries (repeatable)")
     p.add_argument("--base-url", help="API base URL for the model's provider (vLLM, llama.cpp, LM Studio, proxies)")
     p.add_argument("--summary-model", help="model that writes the memory's running summaries (default: --model)")
+    p.add_argument("--tools", action="append", dest="tool_modules", metavar="MODULE",
+                   help="a .py file or module whose tools(settings, workspace) adds your own tools (repeatable)")
     p.add_argument("--max-steps", type=int, help="tool steps per task before it must answer (default 15)")
     p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (default 900)")
     p.add_argument("--context-budget", type=int, metavar="TOKENS", help="most tokens a single prompt may use")
@@ -50,7 +52,8 @@ def settings_from_args(args: argparse.Namespace) -> Any:
 
     cli: dict[str, Any] = {
         "model": args.model, "fallback_models": tuple(args.fallback_models or ()) or None,
-        "summary_model": args.summary_model, "max_steps": args.max_steps, "task_timeout": args.task_timeout,
+        "summary_model": args.summary_model, "tool_modules": tuple(args.tool_modules or ()) or None,
+        "max_steps": args.max_steps, "task_timeout": args.task_timeout,
         "context_budget": args.context_budget, "concurrency": args.concurrency, "workspace": args.workspace,
         "trace_dir": args.trace_dir, "answer_style": args.answer_style,
     }
@@ -76,8 +79,10 @@ def run(args: argparse.Namespace, settings: Any) -> int:
     from console import ConsoleReporter
     from llm import LLMInterface, build_llm
     from report import DONE_STATUSES, write_results
+    from tools.builtin import load_tool_factories
 
     tasks = load_tasks(args.tasks)
+    load_tool_factories(settings.tool_modules)  # a broken --tools module fails here, before any task
     llm = build_llm(settings)
     spec = llm.model
     summary_llm = LLMInterface.from_spec(settings.summary_model, settings) if settings.summary_model else None

@@ -160,3 +160,32 @@ def test_help_lists_the_flags() -> None:
     for flag in ("--model", "--max-steps", "--context-budget", "--concurrency", "--resume", "--trace-dir",
                  "--workspace", "--fallback-model", "-v", "-q"):
         assert flag in proc.stdout
+
+
+def test_tools_flag_registers_a_user_tool_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    module = readme.split("# my_tools.py\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "my_tools.py").write_text(module)
+    (tmp_path / "tasks.txt").write_text("How many words are in 'a b c'?\n")
+    steps = ['Action: word_count\nAction Input: {"text": "a b c"}', "Final Answer: 3 words"]
+
+    def handle(req: Request) -> Response:
+        body = req.json()
+        assert "### word_count" in body["messages"][0]["content"]
+        return openai_reply(steps[min(_turns(req), 1)])
+
+    with LoopbackServer(handle) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        assert main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--tools", "my_tools.py", "-q"]) == 0
+    record = json.loads((tmp_path / "results.jsonl").read_text())
+    assert record["answer"] == "3 words"
+    trace = [json.loads(x) for x in (tmp_path / "traces" / f"{record['id']}.jsonl").read_text().splitlines()]
+    assert any(e["kind"] == "tool_call" and e["tool"] == "word_count" and e["observation"] == "3" for e in trace)
+
+
+def test_broken_tools_module_exits_2_before_any_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "tasks.txt").write_text("A task\n")
+    (tmp_path / "bad_tools.py").write_text("TOOLS = []\n")
+    assert main.main(["tasks.txt", "--model", "openai:x", "--tools", "bad_tools.py"]) == 2
+    assert "has no function tools(settings, workspace)" in capsys.readouterr().err

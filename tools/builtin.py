@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-from config import Settings, inherited_environment
+from config import ConfigError, Settings, inherited_environment
 from tools.base import Tool
+
+ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
@@ -23,3 +30,39 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
         WriteFileTool(workspace),
         ListFilesTool(workspace),
     ]
+
+
+def load_tool_factories(specs: tuple[str, ...]) -> list[ToolFactory]:
+    """Import each --tools module (a .py path or a dotted name) and return its `tools(settings, workspace)`."""
+    return _load_factories(tuple(str(Path(s).resolve()) if s.endswith(".py") else s for s in specs))
+
+
+@functools.cache  # imported once per run, not once per task
+def _load_factories(specs: tuple[str, ...]) -> list[ToolFactory]:
+    factories = []
+    for spec in specs:
+        module = _import(spec)
+        factory = getattr(module, "tools", None)
+        if not callable(factory):
+            raise ConfigError(f"tool module {spec!r} has no function tools(settings, workspace) -> list[Tool]",
+                              "tool_modules")
+        factories.append(factory)
+    return factories
+
+
+def _import(spec: str) -> ModuleType:
+    try:
+        if spec.endswith(".py"):
+            path = Path(spec).resolve()
+            loader = importlib.util.spec_from_file_location(f"agent_tools_{path.stem}", path)
+            if loader is None or loader.loader is None or not path.is_file():
+                raise ConfigError(f"tool module {spec!r}: no such file", "tool_modules")
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+            return module
+        return importlib.import_module(spec)
+    except ConfigError:
+        raise
+    except Exception as exc:  # any error in the user's module is a configuration error, reported once
+        raise ConfigError(f"tool module {spec!r} failed to import: {type(exc).__name__}: {exc}",
+                          "tool_modules") from exc
