@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm import Completion, EmptyCompletionError, LLMError, Message
+from llm import Completion, EmptyCompletionError, Message
 from providers.common import (
     ChatRequest,
     ErrorContext,
     ErrorInfo,
     TransientError,
-    classify,
+    call_stainless_sdk,
     empty_reason,
     sdk_missing,
     short,
@@ -54,15 +54,9 @@ class AnthropicBackend:
 
     def complete(self, request: ChatRequest) -> Completion:
         """One Messages call; failures become typed LLMErrors."""
-        anthropic = self._anthropic
-        try:
-            response = self._client.messages.create(**self.request_body(request))
-        except anthropic.APIStatusError as exc:
-            raise classify(_info(exc), self._ctx) from exc
-        except (anthropic.APIConnectionError, anthropic.APIResponseValidationError, ValueError) as exc:
-            raise TransientError(f"{self.spec}: {type(exc).__name__}: {short(exc)}", model=self.spec) from exc
-        except anthropic.AnthropicError as exc:
-            raise LLMError(f"{self.spec}: {short(exc)}", model=self.spec) from exc
+        body = self.request_body(request)
+        response = call_stainless_sdk(self._anthropic, self._anthropic.AnthropicError,
+                                      lambda: self._client.messages.create(**body), _info, self._ctx)
         return self._parse(response)
 
     def _parse(self, response: Any) -> Completion:

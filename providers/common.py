@@ -6,7 +6,7 @@ import email.utils
 import importlib
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -214,6 +214,20 @@ def _not_found_message(ctx: ErrorContext, status: int, msg: str) -> str:
     if ctx.server and "model" not in msg.lower():
         return f"{text} Check the base URL (OpenAI-compatible servers usually end in /v1) and the model name."
     return f"{text} Check the model name in --model / AGENT_MODEL (format provider:model)."
+
+
+def call_stainless_sdk(sdk: Any, base_error: type[Exception], create: Callable[[], Any],
+                       info: Callable[[Any], ErrorInfo], ctx: ErrorContext) -> Any:
+    """Call an OpenAI- or Anthropic-style SDK (same exception classes), turning failures into typed LLMErrors."""
+    try:
+        return create()
+    except sdk.APIStatusError as exc:
+        raise classify(info(exc), ctx) from exc
+    except (sdk.APIConnectionError, sdk.APIResponseValidationError, ValueError) as exc:
+        # ValueError: a body that is not valid JSON.
+        raise TransientError(f"{ctx.spec}: {type(exc).__name__}: {short(exc)}", model=ctx.spec) from exc
+    except base_error as exc:
+        raise LLMError(f"{ctx.spec}: {short(exc)}", model=ctx.spec) from exc
 
 
 def split_system(messages: list[Message]) -> tuple[str, list[Message]]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm import Completion, EmptyCompletionError, LLMError
+from llm import Completion, EmptyCompletionError
 from providers.common import (
     ChatRequest,
     ErrorContext,
     ErrorInfo,
     TransientError,
-    classify,
+    call_stainless_sdk,
     empty_reason,
     sdk_missing,
     short,
@@ -62,16 +62,9 @@ class OpenAIBackend:
 
     def complete(self, request: ChatRequest) -> Completion:
         """One chat completion; failures become typed LLMErrors."""
-        openai = self._openai
-        try:
-            response = self._client.chat.completions.create(**self.request_body(request))
-        except openai.APIStatusError as exc:
-            raise classify(_info(exc), self._ctx) from exc
-        except (openai.APIConnectionError, openai.APIResponseValidationError, ValueError) as exc:
-            # ValueError: a body that is not valid JSON.
-            raise TransientError(f"{self.spec}: {type(exc).__name__}: {short(exc)}", model=self.spec) from exc
-        except openai.OpenAIError as exc:
-            raise LLMError(f"{self.spec}: {short(exc)}", model=self.spec) from exc
+        body = self.request_body(request)
+        response = call_stainless_sdk(self._openai, self._openai.OpenAIError,
+                                      lambda: self._client.chat.completions.create(**body), _info, self._ctx)
         return self._parse(response)
 
     def _parse(self, response: Any) -> Completion:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests.fakes.loopback import LoopbackServer, Response  # noqa: E402 (needs the root on sys.path)
 
 SECRET_VARS = (
     "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
@@ -44,3 +47,17 @@ def _loopback_only_connect(self: socket.socket, address: object) -> None:
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Refuse any connection that is not to loopback, so no test can reach a real service."""
     monkeypatch.setattr(socket.socket, "connect", _loopback_only_connect)
+
+
+@pytest.fixture(scope="module")
+def _module_loopback() -> Iterator[LoopbackServer]:
+    """One loopback server per test module; tests swap its handler."""
+    with LoopbackServer(lambda req: Response(599, "no script")) as server:
+        yield server
+
+
+@pytest.fixture
+def server(_module_loopback: LoopbackServer) -> LoopbackServer:
+    """The module's loopback server with its request log cleared (set `.handler` to script it)."""
+    _module_loopback.requests.clear()
+    return _module_loopback

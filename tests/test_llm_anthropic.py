@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from config import Settings
-from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message, RejectedParams
+from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message
 from providers.common import QuotaExhaustedError
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
@@ -17,6 +15,7 @@ from tests.fakes.providers import (
     anthropic_reply,
     anthropic_script,
     broken_json,
+    facade,
     hang,
 )
 
@@ -29,30 +28,10 @@ MESSAGES: list[Message] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def _loopback() -> Iterator[LoopbackServer]:
-    """One loopback server per module; each test swaps its handler (stopping a server costs 0.5 s)."""
-    with LoopbackServer(lambda req: Response(599, "no script")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(_loopback: LoopbackServer) -> LoopbackServer:
-    """The module's server with its request log cleared."""
-    _loopback.requests.clear()
-    return _loopback
-
-
 def make(server: LoopbackServer, spec: str = "anthropic:claude-sonnet-5-5",
          **overrides: Any) -> tuple[LLMInterface, FakeClock]:
     """A facade for one model on the loopback server, with a fake clock and a fresh stop memory."""
-    options: dict[str, Any] = {"anthropic_base_url": server.url, "anthropic_api_key": "sk-ant-test",
-                               "max_retries": 2, "request_timeout": 5.0}
-    options.update(overrides)
-    clock = FakeClock()
-    llm = LLMInterface.from_spec(spec, Settings(**options), sleep=clock.sleep, clock=clock,
-                                 rejected=RejectedParams())
-    return llm, clock
+    return facade(spec, **{"anthropic_base_url": server.url, "anthropic_api_key": "sk-ant-test", **overrides})
 
 
 def test_system_goes_top_level_turns_alternate_and_stop_sequences_are_sent(server: LoopbackServer) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from llm import (
     probe_models,
 )
 from providers.common import parse_retry_after
-from tests.fakes.loopback import LoopbackServer, Response
+from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import (
     FakeClock,
     Script,
@@ -39,20 +38,6 @@ from tests.fakes.providers import (
 
 MESSAGES: list[Message] = [{"role": "user", "content": "What is 6 * 7?"}]
 KEYS = ("anthropic_api_key", "openai_api_key", "gemini_api_key")
-
-
-@pytest.fixture(scope="module")
-def _loopback() -> Iterator[LoopbackServer]:
-    """One loopback server per module; each test swaps its handler (stopping a server costs 0.5 s)."""
-    with LoopbackServer(lambda req: Response(599, "no script")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(_loopback: LoopbackServer) -> LoopbackServer:
-    """The module's server with its request log cleared."""
-    _loopback.requests.clear()
-    return _loopback
 
 
 def settings_for(server: LoopbackServer, **overrides: Any) -> Settings:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from config import Settings
-from llm import EmptyCompletionError, LLMFatalError, LLMInterface, Message, RejectedParams
+from llm import EmptyCompletionError, LLMFatalError, LLMInterface, Message
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
     FakeClock,
     broken_json,
+    facade,
     gemini_error,
     gemini_reply,
     gemini_retry_info,
@@ -28,30 +27,10 @@ MESSAGES: list[Message] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def _loopback() -> Iterator[LoopbackServer]:
-    """One loopback server per module; each test swaps its handler (stopping a server costs 0.5 s)."""
-    with LoopbackServer(lambda req: Response(599, "no script")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(_loopback: LoopbackServer) -> LoopbackServer:
-    """The module's server with its request log cleared."""
-    _loopback.requests.clear()
-    return _loopback
-
-
 def make(server: LoopbackServer, spec: str = "gemini:gemini-3.5-flash",
          **overrides: Any) -> tuple[LLMInterface, FakeClock]:
     """A facade for one model on the loopback server, with a fake clock and a fresh stop memory."""
-    options: dict[str, Any] = {"gemini_base_url": server.url, "gemini_api_key": "AIza-test",
-                               "max_retries": 2, "request_timeout": 5.0}
-    options.update(overrides)
-    clock = FakeClock()
-    llm = LLMInterface.from_spec(spec, Settings(**options), sleep=clock.sleep, clock=clock,
-                                 rejected=RejectedParams())
-    return llm, clock
+    return facade(spec, **{"gemini_base_url": server.url, "gemini_api_key": "AIza-test", **overrides})
 
 
 def test_system_instruction_model_role_stop_sequences_usage_and_cost(server: LoopbackServer) -> None:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from config import Settings
-from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message, RejectedParams
+from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message
 from providers.common import ChatRequest, QuotaExhaustedError
 from providers.openai_compat import OpenAIBackend
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
     FakeClock,
     broken_json,
+    facade,
     hang,
     openai_error,
     openai_reply,
@@ -28,30 +28,10 @@ MESSAGES: list[Message] = [
 STOP = ["\nObservation:"]
 
 
-@pytest.fixture(scope="module")
-def _loopback() -> Iterator[LoopbackServer]:
-    """One loopback server per module; each test swaps its handler (stopping a server costs 0.5 s)."""
-    with LoopbackServer(lambda req: Response(599, "no script")) as server:
-        yield server
-
-
-@pytest.fixture
-def server(_loopback: LoopbackServer) -> LoopbackServer:
-    """The module's server with its request log cleared."""
-    _loopback.requests.clear()
-    return _loopback
-
-
 def make(server: LoopbackServer, spec: str = "openai:gpt-4o",
          **overrides: Any) -> tuple[LLMInterface, FakeClock]:
     """A facade for one model on the loopback server, with a fake clock and a fresh stop memory."""
-    options: dict[str, Any] = {"openai_base_url": server.url + "/v1", "openai_api_key": "sk-test",
-                               "max_retries": 2, "request_timeout": 5.0}
-    options.update(overrides)
-    clock = FakeClock()
-    llm = LLMInterface.from_spec(spec, Settings(**options), sleep=clock.sleep, clock=clock,
-                                 rejected=RejectedParams())
-    return llm, clock
+    return facade(spec, **{"openai_base_url": server.url + "/v1", "openai_api_key": "sk-test", **overrides})
 
 
 def test_reply_carries_text_usage_cost_and_the_request_maps_messages_and_stop(server: LoopbackServer) -> None:

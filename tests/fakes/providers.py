@@ -174,3 +174,14 @@ class FakeClock:
         """Record the wait and move time forward."""
         self.waits.append(seconds)
         self.now += seconds
+
+
+def facade(spec: str, **options: Any) -> tuple[Any, FakeClock]:
+    """An LLMInterface for one model with settings `options`, a FakeClock and a fresh unsupported-param memory."""
+    from config import Settings
+    from llm import LLMInterface, RejectedParams
+
+    clock = FakeClock()
+    settings = Settings(**{"max_retries": 2, "request_timeout": 5.0, **options})
+    llm = LLMInterface.from_spec(spec, settings, sleep=clock.sleep, clock=clock, rejected=RejectedParams())
+    return llm, clock
