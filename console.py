@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from agent import Event
 from batch import Task
 from memory import truncate_middle
+from protocol import cut_at_observation
 from report import TaskRecord
 
 
@@ -55,7 +56,8 @@ class ConsoleReporter:
         if event.kind == "step_start":
             self.line(f"{tag} ...")
         elif event.kind == "llm_call":
-            self.line(f"{tag} {event.data['model']}: {event.data['completion'].strip()}")
+            # what the agent used: anything after a made-up "Observation:" is never acted on
+            self.line(f"{tag} {event.data['model']}: {cut_at_observation(event.data['completion']).strip()}")
         elif event.kind == "tool_call":
             obs = truncate_middle(str(event.data.get("observation", "")), 800)
             self.line(f"{tag} Observation: {obs}")
