@@ -74,9 +74,15 @@ class AnthropicBackend:
             raise EmptyCompletionError(f"{self.spec}: {empty_reason(finish)}", model=self.spec)
         usage = getattr(response, "usage", None)
         return Completion(text=text, finish_reason=finish,
-                          prompt_tokens=getattr(usage, "input_tokens", 0) or 0,
+                          prompt_tokens=_prompt_tokens(usage),
                           completion_tokens=getattr(usage, "output_tokens", 0) or 0,
                           model=getattr(response, "model", None) or self.model)
+
+
+def _prompt_tokens(usage: Any) -> int:
+    # input_tokens leaves out cached prompt parts; the memory's calibration needs the whole prompt.
+    return sum(getattr(usage, name, 0) or 0
+               for name in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
 
 
 def _wire_turns(turns: list[Message]) -> list[dict[str, str]]:

@@ -150,3 +150,12 @@ def test_a_later_system_message_becomes_a_user_turn_and_no_system_key_is_sent_wi
     assert "system" not in body
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][2]["content"] == "Summary of earlier steps: X is 7.\n\nContinue."
+
+
+def test_prompt_tokens_include_cached_prompt_parts(server: LoopbackServer) -> None:
+    reply = anthropic_reply("Final Answer: 7", input_tokens=100, output_tokens=5)
+    assert isinstance(reply.body, dict)
+    reply.body["usage"].update(cache_read_input_tokens=900, cache_creation_input_tokens=50)
+    server.handler = anthropic_script(reply)
+    llm, _ = make(server)
+    assert llm.complete(MESSAGES).prompt_tokens == 1050
