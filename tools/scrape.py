@@ -16,8 +16,9 @@ from urllib.parse import unquote, urlsplit
 
 from config import Settings
 from memory import truncate_middle
-from tools.base import Tool, ToolOutput
+from tools.base import Tool, ToolError, ToolOutput
 from tools.fetch import AddressCheck, FetchError, FetchResult, Resolver, SafeFetcher
+from tools.files import resolve_in_workspace
 
 MAX_OBSERVATION_CHARS = 40_000
 
@@ -330,13 +331,15 @@ class ScrapeTool(Tool):
 
     def _workspace_path(self, relative: str) -> Path:
         """The absolute path for a workspace-relative save path; refuses anything outside the workspace."""
-        root = os.path.realpath(self.workspace)
         if not relative.strip() or os.path.isabs(relative):
             raise ScrapeInputError(f"save_as {relative!r} must be a relative path inside the workspace")
-        target = os.path.realpath(os.path.join(root, relative))
-        if target == root or os.path.commonpath([root, target]) != root:
+        try:
+            target = resolve_in_workspace(self.workspace, relative)
+        except ToolError as exc:
+            raise ScrapeInputError(f"save_as {relative!r} points outside the workspace; refused") from exc
+        if target == Path(os.path.realpath(self.workspace)):
             raise ScrapeInputError(f"save_as {relative!r} points outside the workspace; refused")
-        return Path(target)
+        return target
 
     def _download_path(self, name: str) -> Path:
         """downloads/<name> in the workspace, with -1, -2, ... added if the name is taken."""
