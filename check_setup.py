@@ -80,27 +80,25 @@ def check_keys(settings: Any) -> list[Check]:
     return rows
 
 
-def check_model(settings: Any, offline: bool) -> tuple[list[Check], bool]:
-    """The model main.py would use, and (unless offline) a live one-token request to it."""
+def check_model(settings: Any, offline: bool) -> list[Check]:
+    """The model main.py would use (built the same way), and (unless offline) a live one-token request to it."""
     from config import ConfigError
-    from llm import LLMError, LLMInterface, default_model
+    from llm import LLMError, build_llm
 
     try:
-        spec = settings.model or default_model(settings)
-        llm = LLMInterface.from_spec(spec, settings)
+        llm = build_llm(settings)
     except ConfigError as exc:
-        return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)], False
-    rows = [Check("model", OK, spec + ("" if settings.model else " (chosen automatically)"))]
+        return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)]
+    rows = [Check("model", OK, llm.model + ("" if settings.model else " (chosen automatically)"))]
     if offline:
         rows.append(Check("model request", WARN, "skipped (--offline)"))
-        return rows, True
+        return rows
     try:
         c = llm.complete([{"role": "user", "content": "Reply with the single word: ok"}], max_tokens=5)
         rows.append(Check("model request", OK, f"{c.model} answered {c.text.strip()[:20]!r} in {c.latency:.1f} s"))
-        return rows, True
     except LLMError as exc:
         rows.append(Check("model request", FAIL, str(exc).splitlines()[0], "see README › Troubleshooting"))
-        return rows, False
+    return rows
 
 
 def check_search(settings: Any, offline: bool) -> Check:
@@ -183,8 +181,7 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     if any(c.mark == FAIL for c in checks):
         return checks
     checks += check_keys(settings)
-    model_rows, _ = check_model(settings, offline)
-    checks += model_rows
+    checks += check_model(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
             ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),
