@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,6 @@ class Settings:
     scrape_allow_private: bool = False
     scrape_max_bytes: int = 10_000_000
     scrape_timeout: float = 30.0
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -157,7 +156,6 @@ def load_settings(
             raise ConfigError(f"unknown setting {key!r}", key)
         if value is not None and value != ():
             values[key] = value
-    values["extra"] = {k: v for k, v in layered.items() if k.startswith(("AGENT_", "SERPER_"))}
     settings = Settings(**values)
     _validate(settings)
     return settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import json
 import re
 import types
 import typing
@@ -50,8 +51,6 @@ class ToolArgumentsError(Exception):
     """The Action Input does not match the tool's JSON Schema."""
 
     def __init__(self, tool: str, error: str, schema: dict[str, Any]) -> None:
-        import json
-
         super().__init__(
             f"Invalid Action Input for tool {tool!r}: {error}\n"
             f"Expected a JSON object matching this schema: {json.dumps(schema)}"
