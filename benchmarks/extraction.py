@@ -4,6 +4,9 @@ Usage: python benchmarks/extraction.py [--data DIR] [--heldout DIR] [--extractor
 
 --heldout DIR names a folder of other labelled sets kept outside the repository, one sub-folder per set in
 the same layout (ground-truth.json + html/ID.html.gz); each is scored and printed on its own row.
+Build that folder once from local clones of the public sources with benchmarks/extraction_sets.py
+(CleanEval, CleanPortalEval, Dragnet, L3S-GN1, Readability's test pages, the 2025 WCEB articles); its
+docstring gives the `git clone` lines.
 --extractor compares: `ours` (tools.scrape.extract_main_content), `readability` (readability-lxml),
 `trafilatura` (plain trafilatura.extract with default settings).
 
