@@ -1,13 +1,15 @@
-"""Score tools.scrape.extract_main_content on the article-extraction benchmark (181 real pages).
+"""Score tools.page_text.extract_main_content on the article-extraction benchmark (181 real pages).
 
 Usage: python benchmarks/extraction.py [--data DIR] [--heldout DIR] [--extractor NAME] [--workers 2] [--worst 5]
 
 --heldout DIR names a folder of other labelled sets kept outside the repository, one sub-folder per set in
-the same layout (ground-truth.json + html/ID.html.gz); each is scored and printed on its own row.
+the same layout (ground-truth.json + html/ID.html.gz); each is scored and printed on its own row, marked
+`tuning` (TUNING_SETS: the extractor's rules were chosen looking at them) or `held-out` (never looked at while
+tuning); the last row pools the held-out pages.
 Build that folder once from local clones of the public sources with benchmarks/extraction_sets.py
 (CleanEval, CleanPortalEval, Dragnet, L3S-GN1, Readability's test pages, the 2025 WCEB articles); its
 docstring gives the `git clone` lines.
---extractor compares: `ours` (tools.scrape.extract_main_content), `readability` (readability-lxml),
+--extractor compares: `ours` (tools.page_text.extract_main_content), `readability` (readability-lxml),
 `trafilatura` (plain trafilatura.extract with default settings).
 
 Scoring follows the data set's README: word tokens (\\w+), shingles of 4 consecutive tokens counted
@@ -31,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "article-extraction"
 _TOKEN = re.compile(r"\w+")
+# Sets beside the bundled one that tools/extraction_choice.py's rules were tuned on; every other set is held out.
+TUNING_SETS = frozenset({"modern-2025", "dragnet"})
 
 
 def shingles(text: str, n: int = 4) -> Counter[tuple[str, ...]]:
@@ -84,7 +88,7 @@ def _extract(job: tuple[str, str, str, str]) -> tuple[str, str]:
 
 
 def _ours(html: str, url: str) -> str:
-    from tools.scrape import extract_main_content
+    from tools.page_text import extract_main_content
 
     return extract_main_content(html, url)
 
@@ -154,12 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _row(name: str, data: Path, args: argparse.Namespace) -> dict[str, tuple[float, float, float]]:
+def _row(name: str, data: Path, args: argparse.Namespace, role: str = "tuning") -> dict[str, tuple[float, ...]]:
     started = time.perf_counter()
     per_page = run(data, args.workers, args.extractor)
     seconds = time.perf_counter() - started
     precision, recall, f1 = score(list(per_page.values()))
-    print(f"{name[:14]:<14} {len(per_page):>6} {precision:>10.4f} {recall:>8.4f} {f1:>7.4f} {seconds:>8.1f}")
+    print(f"{name[:14]:<14} {len(per_page):>6} {precision:>10.4f} {recall:>8.4f} {f1:>7.4f} {seconds:>8.1f}   {role}")
     return per_page
 
 
@@ -171,10 +175,13 @@ def _held_out(args: argparse.Namespace) -> None:
                                                               " (pass --heldout DIR)"))
         return
     pooled: list[tuple[float, float, float]] = []
-    for data in sets:
-        pooled += list(_row(data.name, data, args).values())
-    precision, recall, f1 = score(pooled)
-    print(f"{'held-out all':<14} {len(pooled):>6} {precision:>10.4f} {recall:>8.4f} {f1:>7.4f}")
+    for data in sorted(sets, key=lambda p: (p.name not in TUNING_SETS, p.name)):
+        tuning = data.name in TUNING_SETS
+        counts = list(_row(data.name, data, args, "tuning" if tuning else "held-out").values())
+        pooled += [] if tuning else counts
+    if pooled:
+        precision, recall, f1 = score(pooled)
+        print(f"{'held-out all':<14} {len(pooled):>6} {precision:>10.4f} {recall:>8.4f} {f1:>7.4f}")
 
 
 if __name__ == "__main__":

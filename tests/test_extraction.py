@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.scrape import extract_main_content, page_title
+from tools.page_text import extract_main_content, page_title
 
 DATA = Path(__file__).parent / "data"
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "extraction.py"

@@ -1,10 +1,12 @@
-"""Choosing between extractions of one page: a far longer reading that contains the shorter one wins, and
-readability-lxml's reading lends the long paragraphs trafilatura's precision mode dropped."""
+"""Choosing between extractions of one page: a far longer reading that contains the shorter one wins,
+readability-lxml's reading lends the lines trafilatura's precision mode dropped, and replaces a short reading."""
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
+from typing import Any
 
 _WORD = re.compile(r"\w+")
 
@@ -32,64 +34,104 @@ def prefer_wider(text: str, wider: str, *, ratio: float = 2.0, containment: floa
     return text
 
 
-_PROSE_END = re.compile(r"[.!?…\"'”’)]\s*$")
 # Parts of readability's article that are not running text: captions, credits, author boxes, asides.
 _NOT_PROSE = ('//figure | //figcaption | //aside | //*[contains(translate(@class, "CAPTION", "caption"), "caption")]'
               ' | //*[contains(translate(@class, "CREDIT", "credit"), "credit")] | //*[contains(@class, "bio")]')
 _BLOCKS = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "br", "section",
-           "article", "table", "ul", "ol", "dd", "dt"}
+           "article", "table", "ul", "ol", "dd", "dt", "figcaption"}
 
 
-def readability_text(html: str, url: str | None = None) -> str:
-    """readability-lxml's reading of the page as plain lines, without captions and asides ('' if unavailable)."""
+@dataclass(frozen=True)
+class Reading:
+    """readability-lxml's reading of a page: all of it, and its running text without captions and asides."""
+
+    whole: str = ""
+    prose: str = ""
+
+
+def readability_reading(html: str, url: str | None = None) -> Reading:
+    """readability-lxml's reading of the page as plain lines (empty when it is missing or cannot parse the page)."""
     try:
         from lxml import html as lxml_html
         from readability import Document
     except ImportError:  # optional peer: without it extract_main_content keeps trafilatura's reading
-        return ""
+        return Reading()
     # readability logs a traceback for pages it cannot parse; the caller just gets no second reading.
     logging.getLogger("readability.readability").setLevel(logging.CRITICAL)
     try:
         summary = Document(html, url=url or None).summary(html_partial=True)
         tree = lxml_html.fromstring(summary) if summary.strip() else None
     except Exception:  # noqa: BLE001 - any parse failure means no second reading, never a failed scrape
-        return ""
+        return Reading()
     if tree is None:
-        return ""
-    for element in tree.xpath(_NOT_PROSE):
-        if element.getparent() is not None:
-            element.drop_tree()
+        return Reading()
     for element in tree.iter():
         if isinstance(element.tag, str) and element.tag in _BLOCKS:
             element.tail = "\n" + element.tail if element.tail else "\n"
-    return str(tree.text_content())
+    whole = str(tree.text_content())
+    for element in tree.xpath(_NOT_PROSE):
+        if element.getparent() is not None:
+            element.drop_tree()
+    return Reading(whole, str(tree.text_content()))
 
 
-def add_missing_prose(text: str, other: str, *, min_words: int = 20, covered: float = 0.3) -> str:
-    """`text` plus the long prose paragraphs of `other` that it lacks, each placed after its neighbour.
+def readability_text(html: str, url: str | None = None) -> str:
+    """readability-lxml's reading of the page without captions and asides ('' if unavailable)."""
+    return readability_reading(html, url).prose
 
-    A paragraph of `other` is added when it has at least `min_words` words, ends like a sentence and at most
-    `covered` of its shingles are already in `text`: trafilatura's precision mode drops whole article
-    paragraphs (next to links, in odd containers) that readability keeps, while readability's extra short
-    lines (bylines, promos, link lists) stay out. Tuned on the bundled set and the LLM-labelled tuning set."""
+
+def link_texts(tree: Any) -> list[str]:
+    """The distinct texts of a page's links (lower-cased words), longest first."""
+    found = {plain_words(a.text_content()) for a in tree.iter("a")} if tree is not None else set()
+    found.discard("")
+    return sorted(found, key=len, reverse=True)
+
+
+def link_share(line: str, links: list[str]) -> float:
+    """How much of a line (in characters of its words) is the text of the page's links."""
+    words = plain_words(line)
+    rest, linked = f" {words} ", 0
+    for link in links:
+        if len(link) + 2 <= len(rest) and f" {link} " in rest:
+            linked += len(link) * rest.count(f" {link} ")
+            rest = rest.replace(f" {link} ", "  ")
+    return min(linked, len(words)) / len(words) if words else 0.0
+
+
+def plain_words(text: str) -> str:
+    """The lower-cased words of a text joined by single spaces (punctuation and markup dropped)."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def add_missing_lines(text: str, other: str, links: list[str], *, inner_words: int = 5, edge_words: int = 10,
+                      covered: float = 0.3, max_links: float = 0.3) -> str:
+    """`text` plus the lines of `other` that it lacks, each placed after its neighbour.
+
+    A line of `other` is added when at most `covered` of its shingles are already in `text`, less than
+    `max_links` of it is link text (menus, related stories), and it has at least `inner_words` words between
+    lines both readings share, or `edge_words` before or after them (headlines and bylines at the edges are
+    shorter than the paragraphs trafilatura's precision mode drops in the middle). Tuned on the bundled set,
+    the 2025 LLM-labelled set and Dragnet; scored on CleanEval, CleanPortalEval, L3S-GN1 and Readability's pages."""
     have = shingles(text)
     lines = text.split("\n")
     index: dict[str, int] = {}
     for i, line in enumerate(lines):
-        index.setdefault(" ".join(_WORD.findall(line.lower())), i)
+        index.setdefault(plain_words(line), i)
     index.pop("", None)
+    theirs = [" ".join(raw.split()) for raw in other.split("\n")]
+    shared = [j for j, line in enumerate(theirs) if plain_words(line) in index]
+    first, last_shared = (shared[0], shared[-1]) if shared else (len(theirs), -1)
     after: dict[int, list[str]] = {}
     last = -1
-    for raw in other.split("\n"):
-        line = " ".join(raw.split())
-        norm = " ".join(_WORD.findall(line.lower()))
+    for j, line in enumerate(theirs):
+        norm = plain_words(line)
         if norm in index:
             last = max(last, index[norm])
             continue
-        if len(norm.split()) < min_words or not _PROSE_END.search(line):
+        if len(norm.split()) < (inner_words if first < j < last_shared else edge_words):
             continue
         own = shingles(line)
-        if own and len(own & have) / len(own) <= covered:
+        if own and len(own & have) / len(own) <= covered and link_share(line, links) < max_links:
             after.setdefault(last, []).append(line)
             have |= own
     return _insert(lines, after) if after else text
@@ -103,13 +145,27 @@ def _insert(lines: list[str], after: dict[int, list[str]]) -> str:
     return "\n".join(out)
 
 
+def whole_when_short(text: str, reading: Reading, *, short: int = 150, min_other: int = 9,
+                     shared: float = 0.7) -> str:
+    """readability's whole reading when `text` is short, readability found prose, and the two mostly differ.
+
+    A short trafilatura reading that is largely absent from readability's is more often a navigation or footer
+    block ("Previous post: ...") than the post itself (a video with its blurb, a notice of a few lines); when
+    the short readings agree, trafilatura's (Markdown, title and promos removed) is kept. Tuned on Dragnet."""
+    mine = shingles(text)
+    if len(mine) < short and len(shingles(reading.prose)) >= min_other \
+            and contained(mine, shingles(reading.whole)) < shared:
+        return reading.whole
+    return text
+
+
 def trim_unshared_edges(text: str, other: str, *, agree: float = 0.95, covered: float = 0.1,
                         min_other: int = 50) -> str:
     """`text` without its leading and trailing lines that `other` lacks, when `other` lies almost wholly inside it.
 
     When readability's reading (`other`) is at least `agree` contained in trafilatura's, lines at the edges of
     trafilatura's that share at most `covered` of their shingles with it are bylines, share prompts and footers.
-    Nothing is cut when `other` is short or the cut would drop half the text. Tuned like add_missing_prose."""
+    Nothing is cut when `other` is short or the cut would drop half the text. Tuned like add_missing_lines."""
     mine, theirs = shingles(text), shingles(other)
     if len(theirs) < min_other or not mine or len(mine & theirs) / len(theirs) < agree:
         return text

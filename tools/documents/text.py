@@ -16,7 +16,7 @@ def html_markdown(html: str, recall: bool = False) -> str:
     """An HTML document's content as Markdown: the article extractor, or all text with recall=True."""
     import trafilatura
 
-    from tools.scrape import extract_main_content
+    from tools.page_text import extract_main_content
 
     if not recall:
         return extract_main_content(html)
