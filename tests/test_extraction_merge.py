@@ -11,7 +11,6 @@ from tools.extraction_choice import (
     link_share,
     link_texts,
     readability_reading,
-    readability_text,
     trim_unshared_edges,
     whole_when_short,
 )
@@ -74,7 +73,7 @@ def test_readability_prose_drops_captions_and_asides_its_whole_reading_keeps_the
             f"<figure><img src='b.jpg'><figcaption>The old crossing at dawn, photographed last year.</figcaption>"
             f"</figure><p>{SECOND}</p><aside>Read our other stories about the river and its bridges.</aside>"
             f"<p>{DROPPED}</p><p>{LAST}</p></article><footer>Contact us</footer></body></html>")
-    lines = [line.strip() for line in readability_text(html).split("\n") if line.strip()]
+    lines = [line.strip() for line in readability_reading(html).prose.split("\n") if line.strip()]
     assert [line for line in lines if line != "Bridge"] == [FIRST, SECOND, DROPPED, LAST]
     whole = readability_reading(html).whole
     assert "The old crossing at dawn" in whole and "Read our other stories" in whole and "Contact us" not in whole
@@ -82,8 +81,8 @@ def test_readability_prose_drops_captions_and_asides_its_whole_reading_keeps_the
 
 def test_readability_reading_of_an_unreadable_page_is_empty() -> None:
     pytest.importorskip("readability")
-    assert readability_text("") == ""
-    assert readability_text("<html><body><div></div></body></html>").strip() == ""
+    assert readability_reading("") == Reading("", "")
+    assert readability_reading("<html><body><div></div></body></html>").prose.strip() == ""
 
 
 BYLINE = "Share this story on social media and follow our reporters for updates"

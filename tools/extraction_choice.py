@@ -75,11 +75,6 @@ def readability_reading(html: str, url: str | None = None) -> Reading:
     return Reading(whole, str(tree.text_content()))
 
 
-def readability_text(html: str, url: str | None = None) -> str:
-    """readability-lxml's reading of the page without captions and asides ('' if unavailable)."""
-    return readability_reading(html, url).prose
-
-
 def link_texts(tree: Any) -> list[str]:
     """The distinct texts of a page's links (lower-cased words), longest first."""
     found = {plain_words(a.text_content()) for a in tree.iter("a")} if tree is not None else set()
