@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from benchmarks import extraction as bench
 from tools.page_text import extract_main_content, page_title
 
 DATA = Path(__file__).parent / "data"
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "extraction.py"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "article-extraction"
 
-
-def _benchmark() -> object:
-    spec = importlib.util.spec_from_file_location("extraction_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _paragraphs(prefix: str, count: int) -> str:
@@ -92,12 +84,11 @@ def test_tiny_or_empty_pages_fall_back_to_their_visible_text() -> None:
 
 
 def test_scoring_matches_the_readme() -> None:
-    bench = _benchmark()
-    assert bench.match("a b c d e", "a b c d e") == (1.0, 0.0, 0.0)  # type: ignore[attr-defined]
+    assert bench.match("a b c d e", "a b c d e") == (1.0, 0.0, 0.0)
     # truth shingles: abcd, bcde; predicted: abcd, bcdx -> tp 1, fp 1, fn 1, each a third
-    tp, fp, fn = bench.match("a b c d e", "a b c d x")  # type: ignore[attr-defined]
+    tp, fp, fn = bench.match("a b c d e", "a b c d x")
     assert (tp, fp, fn) == pytest.approx((1 / 3, 1 / 3, 1 / 3))
-    precision, recall, f1 = bench.score([(1.0, 0.0, 0.0), (0.5, 0.5, 0.0)])  # type: ignore[attr-defined]
+    precision, recall, f1 = bench.score([(1.0, 0.0, 0.0), (0.5, 0.5, 0.0)])
     assert (precision, recall) == pytest.approx((0.75, 1.0)) and f1 == pytest.approx(2 * 0.75 / 1.75)
 
 
@@ -110,10 +101,9 @@ REAL_PAGES = {
 
 @pytest.mark.skipif(not (SHARED / "ground-truth.json").is_file(), reason="benchmark data not present")
 def test_real_pages_score_well() -> None:
-    bench = _benchmark()
     truth = json.loads((SHARED / "ground-truth.json").read_text(encoding="utf-8"))
     for prefix, minimum in REAL_PAGES.items():
         page_id = next(k for k in truth if k.startswith(prefix))
         html = gzip.decompress((SHARED / "html" / f"{page_id}.html.gz").read_bytes()).decode("utf-8")
-        counts = bench.match(truth[page_id]["articleBody"], extract_main_content(html, truth[page_id]["url"]))  # type: ignore[attr-defined]
-        assert bench.page_f1(*counts) >= minimum, (prefix, counts)  # type: ignore[attr-defined]
+        counts = bench.match(truth[page_id]["articleBody"], extract_main_content(html, truth[page_id]["url"]))
+        assert bench.page_f1(*counts) >= minimum, (prefix, counts)

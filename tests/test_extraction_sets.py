@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import shutil
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "extraction_sets.py"
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("extraction_sets", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmarks import extraction_sets
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -65,7 +55,7 @@ CLEANING = {
 
 def test_cleaning_sets_follow_each_set_rules(tmp_path: Path) -> None:
     clone = _write(tmp_path / "cleaning", CLEANING)
-    assert _module().main(["--out", str(tmp_path / "out"), "--cleaning", str(clone)]) == 0
+    assert extraction_sets.main(["--out", str(tmp_path / "out"), "--cleaning", str(clone)]) == 0
     truth, pages = _load(tmp_path / "out", "cleaneval")
     assert truth == {"dev-1": {"articleBody": "Storm news\n\nThe harbour closed & boats stayed in.\n\nItem one",
                                "url": "http://example.org/storm"}}  # URL line, <hr> line and missing page dropped
@@ -91,7 +81,7 @@ READABILITY = {
 
 def test_readability_label_is_the_block_text_of_expected_html(tmp_path: Path) -> None:
     clone = _write(tmp_path / "readability", READABILITY)
-    assert _module().main(["--out", str(tmp_path / "out"), "--readability", str(clone)]) == 0
+    assert extraction_sets.main(["--out", str(tmp_path / "out"), "--readability", str(clone)]) == 0
     truth, pages = _load(tmp_path / "out", "readability")
     assert truth == {"plain": {"articleBody": "One\nline\nA caption\ncell acell b\n\n",
                                "url": "http://fakehost/test/page.html"}}
@@ -110,7 +100,7 @@ def test_wceb_keeps_article_pages_only(tmp_path: Path) -> None:
         "release/html/0001.html.gz": gzip.compress(b"<html><body>The article body.</body></html>"),
         "release/html/0002.html.gz": gzip.compress(b"<html><body>A forum thread.</body></html>"),
     })
-    assert _module().main(["--out", str(tmp_path / "out"), "--wceb", str(clone)]) == 0
+    assert extraction_sets.main(["--out", str(tmp_path / "out"), "--wceb", str(clone)]) == 0
     truth, pages = _load(tmp_path / "out", "modern-2025")
     assert truth == {"0001": {"articleBody": "The article body.", "url": "https://example.org/0001"}}
     assert pages == {"0001": "<html><body>The article body.</body></html>"}
@@ -118,7 +108,7 @@ def test_wceb_keeps_article_pages_only(tmp_path: Path) -> None:
 
 def test_wrong_clone_writes_no_set_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clone = _write(tmp_path / "readability", READABILITY)
-    assert _module().main(["--out", str(tmp_path / "out"), "--cleaning", str(clone)]) == 1
+    assert extraction_sets.main(["--out", str(tmp_path / "out"), "--cleaning", str(clone)]) == 1
     assert not list((tmp_path / "out").glob("*/ground-truth.json"))
     assert "no pages found for cleaneval" in capsys.readouterr().err
 
@@ -133,8 +123,8 @@ def test_bare_git_clone_gives_the_same_set_and_names_the_commit(tmp_path: Path) 
     commit = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "bare.git")], check=True)
-    module = _module()
-    assert module.main(["--out", str(tmp_path / "from-tree"), "--readability", str(work)]) == 0
-    assert module.main(["--out", str(tmp_path / "from-bare"), "--readability", str(tmp_path / "bare.git")]) == 0
+    assert extraction_sets.main(["--out", str(tmp_path / "from-tree"), "--readability", str(work)]) == 0
+    bare = tmp_path / "bare.git"
+    assert extraction_sets.main(["--out", str(tmp_path / "from-bare"), "--readability", str(bare)]) == 0
     assert _load(tmp_path / "from-bare", "readability") == _load(tmp_path / "from-tree", "readability")
     assert commit in (tmp_path / "from-bare" / "readability" / "SOURCE.txt").read_text()
