@@ -97,6 +97,8 @@ def _readability(html: str, url: str) -> str:
     from lxml import html as lxml_html
     from readability import Document
 
+    from tools.extraction_choice import block_text
+
     summary = Document(html, url=url or None).summary(html_partial=True)
     return block_text(lxml_html.fromstring(summary)) if summary.strip() else ""
 
@@ -105,18 +107,6 @@ def _trafilatura(html: str, url: str) -> str:
     import trafilatura
 
     return trafilatura.extract(html, url=url or None) or ""
-
-
-_BLOCKS = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "br", "section",
-           "article", "table", "ul", "ol", "dd", "dt", "figcaption"}
-
-
-def block_text(tree: object) -> str:
-    """Text of an lxml tree with a line break after every block element."""
-    for el in tree.iter():  # type: ignore[attr-defined]
-        if isinstance(el.tag, str) and el.tag in _BLOCKS:
-            el.tail = "\n" + el.tail if el.tail else "\n"
-    return str(tree.text_content())  # type: ignore[attr-defined]
 
 
 EXTRACTORS = {"ours": _ours, "readability": _readability, "trafilatura": _trafilatura}

@@ -65,14 +65,19 @@ def readability_reading(html: str, url: str | None = None) -> Reading:
         return Reading()
     if tree is None:
         return Reading()
-    for element in tree.iter():
-        if isinstance(element.tag, str) and element.tag in _BLOCKS:
-            element.tail = "\n" + element.tail if element.tail else "\n"
-    whole = str(tree.text_content())
+    whole = block_text(tree)
     for element in tree.xpath(_NOT_PROSE):
         if element.getparent() is not None:
             element.drop_tree()
     return Reading(whole, str(tree.text_content()))
+
+
+def block_text(tree: Any) -> str:
+    """Text of an lxml tree with a line break after every block element (the tree's tails are changed)."""
+    for element in tree.iter():
+        if isinstance(element.tag, str) and element.tag in _BLOCKS:
+            element.tail = "\n" + element.tail if element.tail else "\n"
+    return str(tree.text_content())
 
 
 def link_texts(tree: Any) -> list[str]:

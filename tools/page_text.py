@@ -31,7 +31,6 @@ _INLINE_TAGS = re.compile(r"</?(?:u|sub|sup|del|s|mark|small|span|ins|kbd)>")
 _ESCAPES = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~])")
 
 
-
 def extract_main_content(html: str, url: str | None = None) -> str:
     """The main content of an HTML page as Markdown (headings, lists, tables), without boilerplate."""
     try:
