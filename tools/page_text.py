@@ -54,14 +54,14 @@ def extract_main_content(html: str, url: str | None = None) -> str:
             text = wider
     if not text.strip():
         text = re.sub(r"\n\s*\n+", "\n\n", trafilatura.html2txt(html) or "")
-    text = _drop_promo_lines(_strip_leading_title(text, titles)).strip()
+    text = _tidy(text, titles)
     fresh = load_html(html)  # recall mode reads the page as served, without the block merging above
     links = link_texts(fresh)
     wider = _trafilatura_markdown(fresh, url, favor_recall=True) if fresh is not None else ""
-    text = prefer_wider(text, _drop_promo_lines(_strip_leading_title(wider, titles)).strip())
+    text = prefer_wider(text, _tidy(wider, titles))
     peer = readability_reading(html, url)
     text = whole_when_short(add_missing_lines(trim_unshared_edges(text, peer.prose), peer.prose, links), peer)
-    return _drop_promo_lines(_strip_leading_title(text, titles)).strip()  # again: readability's lines may hold them
+    return _tidy(text, titles)  # again: readability's lines may bring the title or a promo back
 
 
 def page_title(html: str) -> str:
@@ -112,6 +112,11 @@ def _strip_leading_title(text: str, titles: list[str]) -> str:
             del lines[i]
         break
     return "\n".join(lines)
+
+
+def _tidy(text: str, titles: list[str]) -> str:
+    """`text` without a leading line that repeats the title and without promo lines."""
+    return _drop_promo_lines(_strip_leading_title(text, titles)).strip()
 
 
 def _drop_promo_lines(text: str) -> str:
