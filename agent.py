@@ -7,12 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import cancellation
-from budget import BudgetExceededError, TaskStopError, charge_tool_call, last_call, tool_budget
-from cancellation import TaskDeadlineExceeded
-from llm import ChatModel, Completion, LLMError, LLMFatalError, Message
-from memory import Memory
-from protocol import (
+from core import cancellation
+from core.chat import ChatModel, Completion, Message
+from core.errors import BudgetExceededError, LLMError, LLMFatalError, TaskDeadlineExceeded, TaskStopError, ToolError
+from prompt.memory import Memory
+from prompt.protocol import (
     STOP_SEQUENCES,
     Action,
     FinalAnswer,
@@ -21,12 +20,13 @@ from protocol import (
     parse_completion,
     render_system_prompt,
 )
-from tools.base import Tool, ToolArgumentsError, ToolError, ToolOutput, ToolRegistry, UnknownToolError
+from providers.budget import charge_tool_call, last_call, tool_budget
+from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError
 from tools.call_deadline import call_deadline, run_tool
 
 ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
     "answered", "answered_unformatted", "max_steps", "time_limit", "error")
-BUDGET = "budget"  # a spend cap (budget.py) stopped the task; it answered from what it had if that still fit
+BUDGET = "budget"  # a spend cap (providers/budget.py) stopped the task; it answered from what it had if that still fit
 FINISH_NOTE = ("You have no steps left. Using only the information gathered so far, reply now with "
                "`Final Answer:` followed by your best answer, and say what remains uncertain.")
 

@@ -85,7 +85,7 @@ def check_keys(settings: Any) -> list[Check]:
 
 def check_model(settings: Any, offline: bool) -> list[Check]:
     """The model main.py would use (built the same way), and (unless offline) a short live request to it."""
-    from config import ConfigError
+    from core.errors import ConfigError
     from llm import build_llm
 
     try:
@@ -108,8 +108,8 @@ PROBE_DEADLINE = 20.0  # seconds the live request may take, retries included: a 
 
 def probe_model(llm: Any) -> Check:
     """One short live request; a well-formed reply without visible text still proves the model reachable."""
-    import cancellation
-    from llm import EmptyCompletionError, LLMError
+    from core import cancellation
+    from core.errors import EmptyCompletionError, LLMError
 
     try:
         with cancellation.scope(PROBE_DEADLINE):
@@ -134,7 +134,7 @@ def check_search(settings: Any, offline: bool) -> Check:
         backend = "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
     if offline:
         return Check("search", OK, backend + "; not contacted (--offline)")
-    from tools.search import SearchTool
+    from tools.web.search import SearchTool
 
     out = str(SearchTool(settings).run(query="Python programming language", num_results=1))
     if out.startswith("Error"):
@@ -196,7 +196,7 @@ class _Page(BaseHTTPRequestHandler):
 
 def check_scrape(settings: Any, scratch: Path) -> Check:
     """scrape extracts the main text of a page served on loopback."""
-    from tools.scrape import ScrapeTool
+    from tools.web.scrape import ScrapeTool
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url", help="API base URL for the model's provider")
     p.add_argument("--offline", action="store_true", help="skip the live model request and the search probe")
     args = p.parse_args(argv)
-    from config import ConfigError
+    from core.errors import ConfigError
     from main import apply_base_url
 
     try:

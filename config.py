@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from core.errors import ConfigError
+
 PROJECT_ROOT = Path(__file__).resolve().parent
-
-
-class ConfigError(Exception):
-    """The run cannot start: a setting is missing or malformed (exit code 2)."""
-
-    def __init__(self, message: str, setting: str | None = None) -> None:
-        super().__init__(message)
-        self.setting = setting
-
-
-def _bool(value: str) -> bool:
-    from config_checks import parse_bool  # `maybe` is an error, not a silent False
-
-    return parse_bool(value)
 
 
 def _entries(value: str) -> tuple[str, ...]:
@@ -32,6 +22,78 @@ def _entries(value: str) -> tuple[str, ...]:
 
 def _list(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
+# -- checks that turn bad values into one-line ConfigErrors (`maybe` is an error, not a silent False)
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+# field -> (smallest allowed value, whether the smallest itself is allowed)
+_LIMITS: dict[str, tuple[float, bool]] = {
+    "task_timeout": (0, False), "request_timeout": (0, False), "python_timeout": (0, False),
+    "scrape_timeout": (0, False), "retry_deadline": (0, True), "max_retry_wait": (0, True),
+    "temperature": (0, True), "max_retries": (0, True), "max_tokens": (1, True),
+    "max_format_errors": (1, True), "scrape_max_bytes": (1, True), "python_memory_mb": (0, True),
+}
+_FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
+          "context_budget": "--context-budget"}
+
+
+def parse_bool(value: str) -> bool:
+    """1/true/yes/on or 0/false/no/off (any case); anything else is a ValueError, not a silent False."""
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError("expected 1/0, true/false, yes/no or on/off")
+
+
+def setting_name(field: str) -> str:
+    """How a user sets a field: its flag and/or environment variable."""
+    names = [_FLAGS[field]] if field in _FLAGS else []
+    names += [var for name, variables, _ in _ENV if name == field for var in variables[:1]]
+    return " / ".join(names) or field
+
+
+def check_numbers(settings: Any) -> None:
+    """ConfigError for a number that is NaN or infinite, or below what the setting allows."""
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not math.isfinite(value):
+            raise ConfigError(f"{setting_name(f.name)} must be a finite number, not {value}", f.name)
+        low, inclusive = _LIMITS.get(f.name, (-math.inf, True))
+        if value < low or (value == low and not inclusive):
+            need = f"at least {low:g}" if inclusive else f"more than {low:g}"
+            raise ConfigError(f"{setting_name(f.name)} must be {need}, not {value:g}", f.name)
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The variables a .env file sets; ConfigError naming the file and line for bytes or lines it cannot read.
+
+    `KEY=` (empty) and a bare `KEY` count as unset, as an empty variable in the environment does.
+    """
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                          "save the file as UTF-8") from exc
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:  # the line itself is not shown: it may hold a key
+            raise ConfigError(f"{path}, line {binding.original.line}: cannot be read; write KEY=value "
+                              "(quote values with spaces, close every quote)")
+    values = dotenv_values(stream=io.StringIO(text))
+    return {k: v for k, v in values.items() if v}
 
 
 # (field name, environment variable(s), parser). The first variable that is set wins.
@@ -73,13 +135,13 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("max_run_cost", ("AGENT_MAX_RUN_COST",), float),
     ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), int),
     ("cache_dir", ("AGENT_CACHE_DIR",), Path),
-    ("cache_replay", ("AGENT_CACHE_REPLAY",), _bool),
+    ("cache_replay", ("AGENT_CACHE_REPLAY",), parse_bool),
     ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), float),
     ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), int),
     ("sandbox", ("AGENT_SANDBOX",), str),
-    ("python_network", ("AGENT_PYTHON_NETWORK",), _bool),
+    ("python_network", ("AGENT_PYTHON_NETWORK",), parse_bool),
     ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), int),
-    ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), _bool),
+    ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), parse_bool),
     ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), int),
     ("scrape_timeout", ("SCRAPE_TIMEOUT",), float),
 ]
@@ -153,8 +215,6 @@ def read_dotenv(path: Path) -> dict[str, str]:
     """Parse a .env file into a dict (missing file: empty dict)."""
     if not path.is_file():
         return {}
-    from config_checks import read_env_file  # names the file and line it cannot read; KEY= counts as unset
-
     return read_env_file(path)
 
 
@@ -195,9 +255,7 @@ def load_settings(
 
 
 def _validate(s: Settings) -> None:
-    from config_checks import check_numbers  # NaN, zero or negative timeouts, negative retries ...
-
-    check_numbers(s)
+    check_numbers(s)  # NaN, zero or negative timeouts, negative retries ...
     if s.max_steps < 1:
         raise ConfigError("max steps must be at least 1", "max_steps")
     if s.concurrency < 1:

@@ -6,75 +6,16 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any
 
-from config import ConfigError, Settings
+from config import Settings
+from core.chat import Completion, Message
+from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
 
 if TYPE_CHECKING:
-    from media import Image
     from providers.common import Backend, ChatRequest
-
-
-class Message(TypedDict):
-    """One chat message; adapters map these onto each provider's API."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
-    images: NotRequired[list[Image]]  # user turns only: sent in each provider's native image form
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One model reply with its usage; cost is None when the model's price is unknown."""
-
-    text: str
-    finish_reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model: str = ""
-    latency: float = 0.0
-    cost: float | None = None
-    cached: bool = False  # answered from the --cache/--replay store: cost is this run's ($0) ...
-    original_cost: float | None = None  # ... and this is what the recorded call cost
-    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache (cheaper)
-    cache_write_tokens: int = 0  # of prompt_tokens, written to the prompt cache (Anthropic: dearer)
-    billed_before: tuple[Completion, ...] = ()  # replies of this call that were billed but failed (empty)
-
-
-class ChatModel(Protocol):
-    """Anything that can complete a list of messages (the facade, an adapter, a test fake)."""
-
-    def complete(
-        self,
-        messages: list[Message],
-        stop: list[str] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Completion:
-        """Return the model's reply to the messages."""
-        ...
-
-
-class LLMError(Exception):
-    """A model call failed after retries: the task fails, the batch goes on."""
-
-    def __init__(self, message: str, *, model: str = "", status: int | None = None,
-                 attempts: int = 0) -> None:
-        super().__init__(message)
-        self.model = model
-        self.status = status
-        self.attempts = attempts
-        self.billed: tuple[Completion, ...] = ()  # replies the provider billed before this failed
-
-
-class LLMFatalError(LLMError):
-    """A failure every task would hit (rejected key, unknown model): the run stops."""
-
-
-class EmptyCompletionError(LLMError):
-    """The model returned nothing usable (empty text, safety block, refusal)."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -164,14 +105,14 @@ def build_llm(settings: Settings, **kwargs: Any) -> LLMInterface:
     """The facade for settings.model (or the default model) with settings.fallback_models behind it."""
     primary = default_model(settings)
     fallbacks = tuple(spec for spec in dict.fromkeys(settings.fallback_models) if spec != primary)
-    from cache.llm import interface_class  # --cache / --replay: the same facade, answering from the cache first
+    from cache.model import interface_class  # --cache / --replay: the same facade, answering from the cache first
 
     return interface_class(settings).from_spec(primary, settings, fallbacks=fallbacks, **kwargs)
 
 
 def context_window(model_spec: str, prices_file: Path | None = None) -> int | None:
     """The model's context window in tokens from the price table, or None when unknown."""
-    from pricing import context_window as lookup
+    from providers.pricing import context_window as lookup
 
     return lookup(model_spec, prices_file)
 
@@ -194,7 +135,7 @@ class LLMInterface:
     def __init__(self, backends: Sequence[Backend], settings: Settings, *,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
                  rejected: RejectedParams | None = None) -> None:
-        from pricing import load_prices
+        from providers.pricing import load_prices
 
         if not backends:
             raise ValueError("LLMInterface needs at least one backend")
@@ -203,7 +144,7 @@ class LLMInterface:
         self._sleep = sleep
         self._clock = clock
         self._rejected = _REJECTED if rejected is None else rejected
-        from reachability import Reachability
+        from providers.reachability import Reachability
 
         self._reach = Reachability()
         from providers.breaker import ModelBreaker
@@ -228,7 +169,7 @@ class LLMInterface:
     def complete(self, messages: list[Message], stop: list[str] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None) -> Completion:
         """The first model's reply, or the next model's when one fails for a non-auth reason."""
-        import cancellation
+        from core import cancellation
         from providers.common import ChatRequest, QuotaExhaustedError
 
         cancellation.check()  # stopping, or the task's time is up: no new call
@@ -277,7 +218,7 @@ class LLMInterface:
         return None
 
     def _price(self, backend_model: str, reply: Completion) -> float | None:
-        from pricing import cost_usd
+        from providers.pricing import cost_usd
 
         cost = cost_usd(backend_model, reply.prompt_tokens, reply.completion_tokens, self._prices,
                         cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)
@@ -304,7 +245,7 @@ class LLMInterface:
     def _with_retries(self, backend: Backend, request: ChatRequest) -> Completion:
         import tenacity
 
-        import cancellation
+        from core import cancellation
         from providers.common import TransientError
 
         s = self.settings
@@ -337,7 +278,7 @@ class LLMInterface:
         """tenacity's wait and stop for one call: server hints kept as given, backoff capped, deadline kept."""
         import tenacity
 
-        import cancellation
+        from core import cancellation
 
         s = self.settings
         backoff = tenacity.wait_exponential_jitter(initial=1.0, max=s.max_retry_wait, jitter=1.0)
@@ -360,7 +301,7 @@ class LLMInterface:
 
     def _gave_up(self, backend: Backend, exc: Any, attempts: int, task_left: float | None) -> Exception:
         """The error for a call whose retries ended: a wait hint over the cap, the task's deadline, or too many."""
-        import cancellation
+        from core import cancellation
 
         s = self.settings
         if exc.retry_after is not None and exc.retry_after > s.max_retry_wait:

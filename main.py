@@ -12,8 +12,8 @@ EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
 # `python main.py NAME ...` runs another command: NAME -> "module:function", function(argv) -> exit code.
 SUBCOMMANDS: dict[str, str] = {
-    "report": "report_html.cli:main",
-    "serve-mcp": "mcp_serve:main",
+    "report": "report.html.cli:main",
+    "serve-mcp": "run.serve_mcp:main",
     "cache": "cache.cli:main",
 }
 
@@ -156,11 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         module, function = SUBCOMMANDS[argv[0]].split(":")
         return int(getattr(importlib.import_module(module), function)(argv[1:]))
     args = parse_args(argv)
-    from config import ConfigError
-    from llm import LLMFatalError
+    from core.errors import ConfigError, LLMFatalError, TaskFileError
     from run.files import OutputError
     from run.results import ResultsWriteError
-    from taskfile import TaskFileError
 
     try:
         return run(args, settings_from_args(args))

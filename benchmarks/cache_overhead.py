@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from cache.llm import request_payload, thread_id  # noqa: E402
+from cache.model import request_payload, thread_id  # noqa: E402
 from cache.store import CacheStore, content_key  # noqa: E402
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agent import ReActAgent  # noqa: E402
-from llm import Completion, Message  # noqa: E402
-from memory import SUMMARY_SYSTEM, Memory  # noqa: E402
+from core.chat import Completion, Message  # noqa: E402
+from prompt.memory import SUMMARY_SYSTEM, Memory  # noqa: E402
 from tools.base import ToolOutput, tool  # noqa: E402
 
 STEPS = 40

@@ -4,7 +4,7 @@ A ReAct loop resends the same growing prefix every step. The usage of each step 
 providers report it (recorded in tests/fixtures/real_api/replies.json): Anthropic's input_tokens /
 cache_read_input_tokens / cache_creation_input_tokens with the agent's cache breakpoints, OpenAI's
 prompt_tokens_details.cached_tokens and Gemini's cachedContentTokenCount (automatic prefix caching, which
-hits in 128-token steps on OpenAI once a prefix reaches 1,024 tokens). Prices: pricing.py.
+hits in 128-token steps on OpenAI once a prefix reaches 1,024 tokens). Prices: providers/pricing.py.
 
     python benchmarks/cost.py
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pricing import cost_usd  # noqa: E402
+from providers.pricing import cost_usd  # noqa: E402
 
 STEPS = 15
 SYSTEM_TOKENS = 2_400  # the ReAct system prompt with its tool descriptions

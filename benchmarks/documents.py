@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fakes import documents as fx  # noqa: E402
-from tools.documents import convert  # noqa: E402
+from tools.documents.convert import convert  # noqa: E402
 
 RUNS = 10
 

@@ -1,4 +1,4 @@
-"""Score tools.page_text.extract_main_content on the article-extraction benchmark (181 real pages).
+"""Score tools.documents.page_text.extract_main_content on the article-extraction benchmark (181 real pages).
 
 Usage: python benchmarks/extraction.py [--data DIR] [--heldout DIR] [--extractor NAME] [--workers 2] [--worst 5]
 
@@ -9,7 +9,7 @@ tuning); the last row pools the held-out pages.
 Build that folder once from local clones of the public sources with benchmarks/extraction_sets.py
 (CleanEval, CleanPortalEval, Dragnet, L3S-GN1, Readability's test pages, the 2025 WCEB articles); its
 docstring gives the `git clone` lines.
---extractor compares: `ours` (tools.page_text.extract_main_content), `readability` (readability-lxml),
+--extractor compares: `ours` (tools.documents.page_text.extract_main_content), `readability` (readability-lxml),
 `trafilatura` (plain trafilatura.extract with default settings).
 
 Scoring follows the data set's README: word tokens (\\w+), shingles of 4 consecutive tokens counted
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "article-extraction"
 _TOKEN = re.compile(r"\w+")
-# Sets beside the bundled one that tools/extraction_choice.py's rules were tuned on; every other set is held out.
+# Sets beside the bundled one that tools/documents/extraction_choice.py's rules were tuned on; the rest are held out.
 TUNING_SETS = frozenset({"modern-2025", "dragnet"})
 
 
@@ -88,7 +88,7 @@ def _extract(job: tuple[str, str, str, str]) -> tuple[str, str]:
 
 
 def _ours(html: str, url: str) -> str:
-    from tools.page_text import extract_main_content
+    from tools.documents.page_text import extract_main_content
 
     return extract_main_content(html, url)
 
@@ -97,7 +97,7 @@ def _readability(html: str, url: str) -> str:
     from lxml import html as lxml_html
     from readability import Document
 
-    from tools.extraction_choice import block_text
+    from tools.documents.extraction_choice import block_text
 
     summary = Document(html, url=url or None).summary(html_partial=True)
     return block_text(lxml_html.fromstring(summary)) if summary.strip() else ""

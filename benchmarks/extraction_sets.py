@@ -137,7 +137,7 @@ def l3s_truth(text: str) -> tuple[str, str]:
     return "".join(parts).strip(), ""
 
 
-# Frozen copy of tools/extraction_choice.py's block_text rules, so the labels do not move when the extractor's rules do.
+# Frozen copy of tools/documents/extraction_choice.py's block_text rules: the labels do not move when the rules do.
 _BLOCKS = {"p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "br", "section",
            "article", "table", "ul", "ol", "dd", "dt", "figcaption"}
 

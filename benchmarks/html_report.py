@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from report_html import write_html  # noqa: E402
+from report.html import write_html  # noqa: E402
 from tests.test_report_html import make_run  # noqa: E402
 
 

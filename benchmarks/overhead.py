@@ -57,7 +57,7 @@ class InstantModel:
                  temperature: float | None = None) -> Any:
         """A Completion with fixed usage; summary requests (sent without stop sequences) get notes."""
         from agent import FINISH_NOTE
-        from llm import Completion
+        from core.chat import Completion
 
         if stop is None:
             self.summaries += 1
@@ -83,14 +83,14 @@ def _noop_tool() -> Any:
 def project_memory(workspace: Path) -> MemoryChoice:
     """The memory a real run uses (budget and running summaries from the default settings)."""
     from config import Settings
-    from memory import memory_for_task
+    from prompt.memory import memory_for_task
 
     return lambda model: lambda: memory_for_task(Settings(), model, workspace, "openai:instant")
 
 
 def full_history(workspace: Path) -> MemoryChoice:
     """A memory with a budget too large to ever fold or drop a step: every step stays in the prompt."""
-    from memory import Memory
+    from prompt.memory import Memory
 
     return lambda model: lambda: Memory(budget_tokens=10**12, workspace=workspace)
 

@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from protocol import FinalAnswer, ParseError, cut_at_observation, parse_completion  # noqa: E402
+from prompt.protocol import FinalAnswer, ParseError, cut_at_observation, parse_completion  # noqa: E402
 from tools.base import Tool, ToolArgumentsError, ToolRegistry, UnknownToolError  # noqa: E402
 
 DEFAULT_FIXTURE = ROOT / "tests" / "fixtures" / "react_replies.jsonl"

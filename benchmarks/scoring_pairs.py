@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scoring import grade  # noqa: E402
+from tasks.scoring import grade  # noqa: E402
 
 DEFAULT_FIXTURE = ROOT / "tests" / "fixtures" / "scoring_pairs.jsonl"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cache.store import DB_NAME, CacheStore
-from textutil import human_size
+from core.text import human_size
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -62,7 +62,8 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Run the subcommand; 0 on success, 2 on a usage error."""
-    from config import ConfigError, load_settings
+    from config import load_settings
+    from core.errors import ConfigError
 
     args = build_parser().parse_args(argv)
     try:

@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from budget import TaskStopError
-from cache.llm import nearest_difference
-from config import ConfigError, Settings
-from llm import Completion, Message
+from cache.model import nearest_difference
+from config import Settings
+from core.chat import Completion, Message
+from core.errors import ConfigError, TaskStopError
 
 DEFAULT_REPORT = Path("results.md")
 

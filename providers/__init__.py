@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from config import ConfigError, Settings
+from config import Settings
+from core.errors import ConfigError
 from providers.common import Backend
 
 PROVIDERS = ("openai", "anthropic", "gemini", "ollama")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from llm import Completion, Message
+from core.chat import Completion, Message
 from providers.common import (
     ChatRequest,
     ErrorContext,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from llm import LLMError
+from core.errors import LLMError
 
 # Calls in a row that failed after all their retries before a model is skipped while another one answers.
 PERSISTENT_FAILURES = 3

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from config import ConfigError
-from llm import Completion, EmptyCompletionError, LLMError, LLMFatalError, Message
+from core.chat import Completion, Message
+from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
+from core.text import truncate_middle
 from providers.errors import wait_in_message
-from textutil import truncate_middle
 
 # Parameters a model may reject as unsupported; the facade drops them for that model from then on.
 # ("max_tokens" is not dropped but replaced by "max_completion_tokens" on OpenAI-style APIs.)

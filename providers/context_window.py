@@ -112,7 +112,7 @@ def local_window(model_spec: str, settings: Any) -> int | None:
 
 
 def _priced(model_spec: str, settings: Any) -> bool:
-    from pricing import load_prices, lookup
+    from providers.pricing import load_prices, lookup
 
     return lookup(model_spec, load_prices(settings.prices_file)) is not None
 

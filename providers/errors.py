@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from llm import LLMFatalError
+from core.errors import LLMFatalError
 
 BILLING_PAGES = {
     "OpenAI": "https://platform.openai.com/settings/organization/billing",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm import Message
+from core.chat import Message
 
 
 def openai_content(message: Message) -> str | list[dict[str, Any]]:

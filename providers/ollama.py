@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm import Completion
+from core.chat import Completion
 from providers.common import (
     ChatRequest,
     ErrorContext,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from llm import Completion
+from core.chat import Completion
 from providers.common import (
     ChatRequest,
     ErrorContext,

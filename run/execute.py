@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from config import Settings
-from taskfile import Task
+from tasks.taskfile import Task
 
 EXIT_OK, EXIT_SOME_FAILED = 0, 1  # main.py names the same codes, with EXIT_USAGE = 2 for errors that stop a run
 
@@ -30,7 +30,7 @@ class Prepared:
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     from run.files import check_outputs
-    from taskfile import load_tasks
+    from tasks.taskfile import load_tasks
 
     tasks = load_tasks(args.tasks, args.attachments)
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
@@ -64,9 +64,9 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
 
 def run_batch(args: argparse.Namespace, p: Prepared) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
-    from batch import BatchRunner
-    from console import ConsoleReporter
-    from report_html.hooks import live_report, write_final_html
+    from report.html.hooks import live_report, write_final_html
+    from run.batch import BatchRunner
+    from run.console import ConsoleReporter
     from run.results import finish_notices, open_results, start_notices
     from run.stopping import Stopper
     from tools.mcp import load_specs, mcp_session
@@ -104,7 +104,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
 
 def exit_code(p: Prepared, records: dict[str, Any], stopper: Any) -> int:
     """130/143 when stopped by a signal, the spend cap's code when it skipped tasks, else 0 or 1."""
-    from report import DONE_STATUSES
+    from report.markdown import DONE_STATUSES
 
     code = p.extras.finish()  # always: --replay-trace reports its divergence here
     if stopper.requested:

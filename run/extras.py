@@ -1,4 +1,4 @@
-"""What main.run adds for spend caps (budget.py) and --replay-trace (cache/trace_replay.py), in one place."""
+"""What main.run adds for spend caps (providers/budget.py) and --replay-trace (cache/trace_replay.py), in one place."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from budget import RunBudget
 from cache.store import DB_NAME
 from cache.trace_replay import TraceReplay
-from config import ConfigError, Settings
+from config import Settings
+from core.errors import ConfigError
+from providers.budget import RunBudget
 
 
 @dataclass

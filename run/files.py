@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from report import records_path
-from report_html.paths import html_path_for
-from run.note import note_path
-from taskfile import STDIN, Task
+from report.html.paths import html_path_for
+from report.markdown import records_path
+from report.note import note_path
+from tasks.taskfile import STDIN, Task
 
 
 class OutputError(Exception):

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from config import ConfigError
+from core.errors import ConfigError
 
 
 def check_run(settings: Any, output: Path) -> None:

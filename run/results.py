@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from report import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
-from report_html.paths import html_path_for
+from report.html.paths import html_path_for
+from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
+from report.note import save_note
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
-from run.note import save_note
-from taskfile import LARGE_TASK_COUNT, Task
+from tasks.taskfile import LARGE_TASK_COUNT, Task
 
 
 class ResultsWriteError(Exception):
@@ -118,7 +118,7 @@ class ResultsStore:
                 atomic_write(self.records_file, "".join(record_line(r) for r in ordered))
             except OSError as exc:  # the appended file is complete; it is just not in task order
                 raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
-            save_note(self.records_file, self.meta)  # tasks a cap skipped, for `main.py report` (run/note.py)
+            save_note(self.records_file, self.meta)  # tasks a cap skipped, for `main.py report` (report/note.py)
 
     def render(self) -> None:
         """Render the report now (a resumed run with nothing left to do)."""

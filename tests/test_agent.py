@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agent import ANSWERED, ERROR, MAX_STEPS, TIME_LIMIT, UNFORMATTED, Event, ReActAgent
-from llm import Completion, LLMError, LLMFatalError
+from core.chat import Completion
+from core.errors import LLMError, LLMFatalError, ToolError
 from tests.fakes.scripted import ScriptedLLM
-from tools.base import DuplicateToolError, Tool, ToolError, ToolOutput, tool
+from tools.base import DuplicateToolError, Tool, ToolOutput, tool
 
 
 @tool

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from agent import ReActAgent
-from batch import BatchRunner, TaskFileError, load_tasks, parse_text_tasks
 from config import Settings
-from llm import LLMFatalError, Message
-from report import TaskRecord, load_records, records_path, write_results
+from core.chat import Message
+from core.errors import LLMFatalError
+from report.markdown import TaskRecord, load_records, records_path, write_results
+from run.batch import BatchRunner, TaskFileError, load_tasks, parse_text_tasks
 from tests.fakes.scripted import ScriptedLLM
 
 

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 import main
-from budget import BudgetExceededError, RunBudget, last_call
 from config import Settings
+from core.errors import BudgetExceededError
+from providers.budget import RunBudget, last_call
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
 from tests.fakes.scripted import ScriptedLLM
 
-MODEL = "openai:gpt-4.1-mini"  # $0.40 / $1.60 per million tokens (pricing.py)
+MODEL = "openai:gpt-4.1-mini"  # $0.40 / $1.60 per million tokens (providers/pricing.py)
 CALL_COST = (1000 * 0.40 + 100 * 1.60) / 1_000_000  # what one scripted call below costs: $0.00056
 ACTION = 'Thought: keep notes\nAction: write_file\nAction Input: {"path": "notes.txt", "content": "more"}'
 
@@ -124,8 +125,8 @@ def test_summaries_and_other_calls_of_a_task_share_its_budget() -> None:
 
 
 def test_a_tools_own_model_calls_count_against_the_task_cap() -> None:
-    from budget import charge_tool_call
-    from llm import Completion
+    from core.chat import Completion
+    from providers.budget import charge_tool_call
 
     run = RunBudget.from_settings(Settings(max_tokens_per_task=80, max_tokens=10), ScriptedLLM(["x"]))
     assert run is not None
@@ -140,7 +141,7 @@ def test_a_tools_own_model_calls_count_against_the_task_cap() -> None:
 def test_the_estimate_uses_the_dearest_of_the_model_and_its_fallbacks() -> None:
     from types import SimpleNamespace
 
-    from budget import model_price
+    from providers.budget import model_price
 
     backends = [SimpleNamespace(spec="openai:gpt-4.1-mini"), SimpleNamespace(spec="anthropic:claude-opus-4-1"),
                 SimpleNamespace(spec="openai:unknown-model")]

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from agent import BUDGET, ReActAgent
-from budget import RunBudget, TaskBudget
 from config import Settings
+from providers.budget import RunBudget, TaskBudget
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import openai_reply, openai_script
 from tests.fakes.scripted import ScriptedLLM
-from tools.look import LookTool
+from tools.media.look import LookTool
 
 PIL = pytest.importorskip("PIL.Image", reason="Pillow draws the test image")
-VISION = "openai:gpt-4.1-mini"  # $0.40 / $1.60 per million tokens (pricing.py)
+VISION = "openai:gpt-4.1-mini"  # $0.40 / $1.60 per million tokens (providers/pricing.py)
 LOOK = 'Thought: look\nAction: look\nAction Input: {"path": "chart.png", "question": "Number?"}'
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from budget import TaskStopError
-from cache.tools import cache_network_tools
 from config import Settings
-from llm import Completion
-from tools.base import Tool, ToolError, ToolOutput
+from core.chat import Completion
+from core.errors import TaskStopError, ToolError
+from tools.base import Tool, ToolOutput
+from tools.cached import cache_network_tools
 
 
 class FakeLook(Tool):
@@ -72,7 +72,7 @@ def test_replay_repeats_a_recorded_tool_error_and_fails_on_a_miss(tmp_path: Path
 
 
 def test_a_refused_secret_never_reaches_the_cache_file(tmp_path: Path) -> None:
-    from tools.search import SearchTool
+    from tools.web.search import SearchTool
 
     settings = Settings(cache_dir=tmp_path / "cache", serper_api_key="serper-key-0123456789abcdef",
                         serper_base_url="http://127.0.0.1:9")

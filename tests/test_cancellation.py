@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-import cancellation
 from agent import TIME_LIMIT, ReActAgent
-from llm import Message
+from core import cancellation
+from core.chat import Message
 from tests.fakes.scripted import ScriptedLLM
 from tools import processes
 from tools.base import tool

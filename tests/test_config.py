@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from config import ConfigError, load_settings
+from config import load_settings
+from core.errors import ConfigError
 
 
 def test_precedence_dotenv_environment_cli(tmp_path: Path) -> None:

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from config import Settings
+from core.errors import ToolError
 from tests.fakes import documents as fx
 from tests.fakes.loopback import LoopbackServer, Response, routes
-from tools.base import ToolError, ToolOutput
+from tools.base import ToolOutput
 from tools.files import ReadFileTool
-from tools.scrape import ScrapeTool
+from tools.web.scrape import ScrapeTool
 
 MARK = "QUOKKA-4417"
 

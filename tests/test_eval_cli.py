@@ -11,10 +11,11 @@ import pytest
 
 import llm
 import main
-from llm import Message
-from protocol import CONCISE_INSTRUCTION
+from core.chat import Message
+from core.errors import ToolError
+from prompt.protocol import CONCISE_INSTRUCTION
 from tests.fakes.scripted import ScriptedLLM
-from tools.base import Tool, ToolError
+from tools.base import Tool
 
 SPEC = "openai:scripted"
 

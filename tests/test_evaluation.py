@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from batch import TaskFileError, load_tasks
-from evaluation import clean_answer, parse_jsonl_tasks, sanitize_id, score_answer
+from run.batch import TaskFileError, load_tasks
+from tasks.scoring import clean_answer, score_answer
+from tasks.taskfile import parse_jsonl_tasks, sanitize_id
 
 ROOT = Path(__file__).resolve().parent.parent
 OFFLINE_SET = ROOT / "benchmarks" / "offline_set.jsonl"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import extraction as bench
-from tools.page_text import extract_main_content, page_title
+from tools.documents.page_text import extract_main_content, page_title
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "article-extraction"

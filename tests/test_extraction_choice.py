@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.extraction_choice import prefer_wider
+from tools.documents.extraction_choice import prefer_wider
 
 ROOT = Path(__file__).resolve().parent.parent
 LEAD = "The council approved the new bridge after a long debate about its cost and its design."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lxml import html as lxml_html
 
-from tools.extraction_choice import (
+from tools.documents.extraction_choice import (
     Reading,
     add_missing_lines,
     link_share,

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import cancellation
 import main
 from config import Settings
+from core import cancellation
 from llm import LLMInterface, RejectedParams
-from reachability import unreachable_reason
+from providers.reachability import unreachable_reason
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import FakeClock, facade, openai_error, openai_reply, openai_script
 

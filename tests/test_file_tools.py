@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.base import ToolArgumentsError, ToolError, ToolRegistry
+from core.errors import ToolError
+from tools.base import ToolArgumentsError, ToolRegistry
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.safe_open import workspace_parts
 

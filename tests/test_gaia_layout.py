@@ -16,8 +16,9 @@ import pytest
 
 import llm
 import main
-from llm import Message
-from taskfile import TaskFileError, load_tasks
+from core.chat import Message
+from core.errors import TaskFileError
+from tasks.taskfile import load_tasks
 from tests.fakes import documents as fx
 from tests.fakes.scripted import ScriptedLLM
 
@@ -131,7 +132,7 @@ def test_gaia_attachments_stay_in_the_set_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, tool", [("chart.png", "look(path='chart.png'"), ("talk.mp3", "transcribe(path="),
                                         ("data.xlsx", "read_file (documents are shown as Markdown)")])
 def test_the_task_prompt_names_the_tool_that_opens_the_attachment(name: str, tool: str) -> None:
-    from batch import Task, task_prompt
+    from run.batch import Task, task_prompt
 
     prompt = task_prompt(Task(1, "What is shown?", "t1", file=f"/sets/{name}"))
     assert f"Attached file: {name} (in your workspace; " in prompt and tool in prompt

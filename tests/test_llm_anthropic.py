@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from llm import EmptyCompletionError, LLMError, LLMFatalError, LLMInterface, Message
+from core.chat import Message
+from core.errors import EmptyCompletionError, LLMError, LLMFatalError
+from llm import LLMInterface
 from providers.common import QuotaExhaustedError
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (

@@ -7,20 +7,10 @@ from typing import Any
 
 import pytest
 
-from config import ConfigError, Settings
-from llm import (
-    EmptyCompletionError,
-    LLMError,
-    LLMFatalError,
-    LLMInterface,
-    Message,
-    RejectedParams,
-    build_llm,
-    context_window,
-    default_model,
-    parse_spec,
-    probe_models,
-)
+from config import Settings
+from core.chat import Message
+from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
+from llm import LLMInterface, RejectedParams, build_llm, context_window, default_model, parse_spec, probe_models
 from providers.common import parse_retry_after
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import (

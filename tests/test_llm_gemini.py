@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from llm import EmptyCompletionError, LLMFatalError, LLMInterface, Message
+from core.chat import Message
+from core.errors import EmptyCompletionError, LLMFatalError
+from llm import LLMInterface
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
     FakeClock,

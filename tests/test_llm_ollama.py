@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from config import Settings
-from llm import LLMFatalError, LLMInterface, Message
-from memory import default_budget
+from core.chat import Message
+from core.errors import LLMFatalError
+from llm import LLMInterface
+from prompt.memory import default_budget
 from providers.context_window import ContextWindowWarning, llamacpp_window, ollama_show_window, vllm_window
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import ollama_reply, ollama_script

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from config import ConfigError
-from pricing import builtin_prices, context_window, cost_usd, load_prices, lookup
+from core.errors import ConfigError
+from providers.pricing import builtin_prices, context_window, cost_usd, load_prices, lookup
 
 
 def test_a_known_model_is_priced_per_million_tokens() -> None:

@@ -9,7 +9,9 @@ import pytest
 
 import main
 from config import Settings
-from llm import LLMError, LLMFatalError, LLMInterface, Message, RejectedParams
+from core.chat import Message
+from core.errors import LLMError, LLMFatalError
+from llm import LLMInterface, RejectedParams
 from providers.common import QuotaExhaustedError
 from providers.errors import AccountBlockedError, wait_in_message
 from tests.fakes.loopback import LoopbackServer, Request, Response

@@ -11,8 +11,10 @@ import check_setup
 import main
 from agent import ReActAgent
 from config import Settings
-from llm import EmptyCompletionError, LLMInterface, Message, RejectedParams
-from report import TaskRecord, render_markdown
+from core.chat import Message
+from core.errors import EmptyCompletionError
+from llm import LLMInterface, RejectedParams
+from report.markdown import TaskRecord, render_markdown
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import FakeClock, anthropic_script, gemini_script, openai_script
 from tests.fakes.real_traffic import reply

@@ -15,8 +15,9 @@ import pytest
 
 import main
 from config import Settings
-from llm import LLMInterface, Message
-from memory import DEFAULT_BUDGET, default_budget
+from core.chat import Message
+from llm import LLMInterface
+from prompt.memory import DEFAULT_BUDGET, default_budget
 from providers.context_window import ContextWindowWarning
 from tests.fakes.loopback import LoopbackServer, Request, Response, free_port
 from tests.fakes.providers import openai_reply

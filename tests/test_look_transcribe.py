@@ -12,6 +12,7 @@ import pytest
 
 from agent import ReActAgent
 from config import Settings
+from core.errors import ToolError
 from tests.fakes import documents as fx
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tests.fakes.providers import (
@@ -25,10 +26,9 @@ from tests.fakes.providers import (
     openai_script,
 )
 from tests.fakes.scripted import ScriptedLLM
-from tools import transcribe as transcribe_module
-from tools.base import ToolError
-from tools.look import LookTool
-from tools.transcribe import TranscribeTool
+from tools.media import transcribe as transcribe_module
+from tools.media.look import LookTool
+from tools.media.transcribe import TranscribeTool
 
 PIL = pytest.importorskip("PIL.Image", reason="Pillow draws the test images and downscales them")
 MARK = "NARWHAL-2291"

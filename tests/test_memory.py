@@ -13,10 +13,11 @@ import pytest
 
 from agent import ANSWERED, ERROR, AgentResult, ReActAgent
 from config import Settings
-from llm import Completion, EmptyCompletionError, LLMError, LLMFatalError, Message
-from memory import SUMMARY_SYSTEM, Memory, TokenEstimator, memory_for_task
+from core.chat import Completion, Message
+from core.errors import EmptyCompletionError, LLMError, LLMFatalError
+from core.text import truncate_middle
+from prompt.memory import SUMMARY_SYSTEM, Memory, TokenEstimator, memory_for_task
 from tests.fakes.scripted import Reply, ScriptedLLM
-from textutil import truncate_middle
 from tools.base import tool
 
 BUDGET = 6_000

@@ -10,7 +10,8 @@ import pytest
 
 import check_setup
 import main
-from config import ConfigError, load_settings
+from config import load_settings
+from core.errors import ConfigError
 from run import dependencies
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import openai_reply, openai_script

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import (
-    Action,
-    FinalAnswer,
-    ParseError,
-    cut_at_observation,
-    parse_completion,
-    render_system_prompt,
-)
+from prompt.protocol import Action, FinalAnswer, ParseError, cut_at_observation, parse_completion, render_system_prompt
 from tools.base import ToolRegistry, tool
 
 

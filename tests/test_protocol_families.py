@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.parser_corpus import DEFAULT_FIXTURE, load, outcome
-from protocol import Action, FinalAnswer, ParseError, cut_at_observation, parse_completion
+from prompt.protocol import Action, FinalAnswer, ParseError, cut_at_observation, parse_completion
 from tools.base import ToolArgumentsError, ToolRegistry, tool
 
 

@@ -14,8 +14,9 @@ import pytest
 
 import tools.python_exec as python_exec
 from config import Settings
-from textutil import truncate_middle
-from tools.base import ToolError, ToolRegistry
+from core.errors import ToolError
+from core.text import truncate_middle
+from tools.base import ToolRegistry
 from tools.files import ListFilesTool, WriteFileTool
 from tools.python_exec import PythonTool
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import main
-from report_html import build_page, write_html
-from report_html.data import load_run
-from report_html.markdown import render
+from report.html import build_page, write_html
+from report.html.data import load_run
+from report.html.markdown import render
 
 PAYLOADS = ['<script>alert("obs")</script>', '<img src=x onerror=alert(1)>', '"><svg onload=alert(2)>',
             "[click](javascript:alert(3))", "<a href='javascript:alert(4)'>x</a>",
@@ -162,7 +162,7 @@ def test_scored_runs_show_accuracy_per_level_and_both_verdicts(tmp_path: Path) -
 
 
 def test_a_run_too_large_to_inline_moves_timelines_to_per_task_pages(tmp_path: Path, monkeypatch: Any) -> None:
-    import report_html
+    from report import html as report_html
 
     monkeypatch.setattr(report_html, "MAX_PAGE_BYTES", 120_000)  # benchmarks/html_report.py measures 2,000 tasks
     records = make_run(tmp_path, n=40, steps=5, obs="word " * 800)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from report_html import write_html
+from report.html import write_html
 from tests.test_report_html import PAYLOADS, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

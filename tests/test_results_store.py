@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from report import TaskRecord
+from report.markdown import TaskRecord
 from run.results import Previous, ResultsStore, ResultsWriteError
 from tools.base import ToolRegistry, tool
 

@@ -285,7 +285,7 @@ def test_planted_sitecustomize_and_json_in_the_workspace_never_run(layout: dict[
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_model_is_told_to_download_with_scrape_and_what_is_killed(layout: dict[str, Path], backend: str) -> None:
-    from protocol import render_system_prompt
+    from prompt.protocol import render_system_prompt
     from tools.base import ToolRegistry
 
     tool = make(layout, backend)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring import grade, official_score, score_answer
+from tasks.scoring import grade, official_score, score_answer
 
 PAIRS = [json.loads(line) for line in
          (Path(__file__).parent / "fixtures" / "scoring_pairs.jsonl").read_text(encoding="utf-8").splitlines()]

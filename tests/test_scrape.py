@@ -11,8 +11,8 @@ import pytest
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tools.base import ToolOutput
-from tools.fetch import is_public_address
-from tools.scrape import ScrapeTool
+from tools.web.fetch import is_public_address
+from tools.web.scrape import ScrapeTool
 
 DATA = Path(__file__).parent / "data"
 ARTICLE = (DATA / "article.html").read_text(encoding="utf-8")

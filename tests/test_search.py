@@ -10,7 +10,7 @@ import pytest
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tools.base import ToolRegistry
-from tools.search import SearchTool
+from tools.web.search import SearchTool
 
 SERPER_BODY = {
     "answerBox": {"title": "Eiffel Tower height", "answer": "330 m", "link": "https://example.org/eiffel"},

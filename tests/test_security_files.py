@@ -15,11 +15,12 @@ import pytest
 
 import tools.safe_open as safe_open
 from config import Settings
-from memory import Memory
+from core.errors import ToolError
+from prompt.memory import Memory
 from tests.fakes.loopback import LoopbackServer, Response, routes
-from tools.base import ToolError, ToolOutput
+from tools.base import ToolOutput
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
-from tools.scrape import ScrapeTool
+from tools.web.scrape import ScrapeTool
 
 SECRET = "TOPSECRET-planted-outside"
 RACE_SECONDS = 2.0

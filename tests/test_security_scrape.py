@@ -15,9 +15,9 @@ import main
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tests.fakes.providers import openai_reply
-from tools.addresses import is_public_address
-from tools.scrape import ScrapeTool
-from tools.search import SearchTool
+from tools.web.addresses import is_public_address
+from tools.web.scrape import ScrapeTool
+from tools.web.search import SearchTool
 
 FAKE_KEY = "serper-FAKE-0123456789abcdef"
 

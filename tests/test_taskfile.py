@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import batch
-import evaluation
-from taskfile import STDIN, Task, TaskFileError, load_tasks, task_key
+from core.errors import TaskFileError
+from tasks.taskfile import STDIN, Task, load_tasks, task_key
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,18 +81,13 @@ def test_the_key_is_the_text_hash_and_follows_replace() -> None:
     assert dataclasses.replace(task, text="Why?").key == task_key("Why?")
 
 
-def test_batch_and_evaluation_share_one_task_module() -> None:
-    assert batch.Task is evaluation.Task is Task and batch.TaskFileError is TaskFileError
-    assert "batch" not in sys.modules["evaluation"].__dict__  # no import cycle over Task any more
-
-
 @pytest.mark.parametrize("stdin, expected", [
     ("First\n\nSecond\n", ["First", "Second"]),
     ('{"question": "From a jsonl pipe"}\n', ["From a jsonl pipe"]),
     ('[{"question": "From a json pipe"}]', ["From a json pipe"]),
 ])
 def test_dash_reads_tasks_from_stdin(stdin: str, expected: list[str]) -> None:
-    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); from taskfile import load_tasks;"
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); from tasks.taskfile import load_tasks;"
             " print([t.text for t in load_tasks(Path('-'))])")
     proc = subprocess.run([sys.executable, "-c", code, str(ROOT)], input=stdin, capture_output=True, text=True,
                           timeout=60)

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from agent import ANSWERED, TIME_LIMIT, ReActAgent
+from core.errors import ToolError
 from tests.fakes.scripted import ScriptedLLM
-from tools.base import Tool, ToolError
+from tools.base import Tool
 from tools.call_deadline import ToolTimeoutError, call_deadline, run_tool
 
 CALL = 'Thought: look it up\nAction: stuck\nAction Input: {"query": "q"}'

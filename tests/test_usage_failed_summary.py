@@ -11,8 +11,9 @@ import pytest
 
 from agent import ReActAgent
 from config import Settings
-from llm import EmptyCompletionError, LLMInterface, RejectedParams
-from memory import Memory
+from core.errors import EmptyCompletionError
+from llm import LLMInterface, RejectedParams
+from prompt.memory import Memory
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import FakeClock, gemini_script
 from tests.fakes.real_traffic import reply
@@ -59,8 +60,8 @@ def test_a_billed_summary_that_fails_counts_in_the_task_usage(server: LoopbackSe
 def test_a_billed_vision_reply_that_fails_counts_in_the_task_usage_and_cap(server: LoopbackServer,
                                                                            tmp_path: Path) -> None:
     pil = pytest.importorskip("PIL.Image", reason="Pillow draws the test image")
-    from budget import RunBudget
-    from tools.look import LookTool
+    from providers.budget import RunBudget
+    from tools.media.look import LookTool
 
     server.handler = gemini_script(reply("gemini_safety_blocked"))  # 14 prompt tokens, no text
     image = tmp_path / "chart.png"

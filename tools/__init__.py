@@ -1,15 +1,7 @@
 """Tools the agent can call: the base classes and the built-in tools."""
 
-from tools.base import (
-    DuplicateToolError,
-    Tool,
-    ToolArgumentsError,
-    ToolError,
-    ToolOutput,
-    ToolRegistry,
-    UnknownToolError,
-    tool,
-)
+from core.errors import ToolError
+from tools.base import DuplicateToolError, Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, tool
 
 __all__ = [
     "DuplicateToolError",

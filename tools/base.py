@@ -25,10 +25,6 @@ class ToolOutput:
     usage: list[Any] = field(default_factory=list)  # Completions of models the tool called (look, transcribe)
 
 
-class ToolError(Exception):
-    """A tool failed in a way the model can act on; becomes an `Error: ...` observation."""
-
-
 class DuplicateToolError(ValueError):
     """Two tools were registered under the same name."""
 

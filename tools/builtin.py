@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from config import ConfigError, Settings, inherited_environment
+from config import Settings, inherited_environment
+from core.errors import ConfigError
 from tools.base import Tool
 
 ToolFactory = Callable[[Settings, Path], list[Tool]]
@@ -18,12 +19,12 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     """search, scrape, python, read_file, write_file, list_files, look and transcribe, sharing one workspace."""
     from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
-    from tools.look import LookTool
     from tools.mcp import active_tools
+    from tools.media.look import LookTool
+    from tools.media.transcribe import TranscribeTool
     from tools.python_exec import PythonTool
-    from tools.scrape import ScrapeTool
-    from tools.search import SearchTool
-    from tools.transcribe import TranscribeTool
+    from tools.web.scrape import ScrapeTool
+    from tools.web.search import SearchTool
 
     return [
         SearchTool(settings),

@@ -12,7 +12,8 @@ import contextvars
 import threading
 from typing import Any
 
-from tools.base import Tool, ToolError, ToolOutput
+from core.errors import ToolError
+from tools.base import Tool, ToolOutput
 
 
 class ToolTimeoutError(ToolError):

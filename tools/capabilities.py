@@ -45,7 +45,7 @@ def document_formats() -> Capability:
 
 def images(settings: Settings) -> Capability:
     """Whether look has a vision model, can downscale images and can render PDF pages."""
-    from tools.look import vision_spec
+    from tools.media.look import vision_spec
 
     spec, main = vision_spec(settings)
     pillow = installed("PIL")
@@ -60,7 +60,7 @@ def images(settings: Settings) -> Capability:
 
 def audio(settings: Settings) -> Capability:
     """Whether transcribe has a speech-to-text model, can split long files and read YouTube captions."""
-    from tools.transcribe import transcribe_spec
+    from tools.media.transcribe import transcribe_spec
 
     spec = transcribe_spec(settings)
     youtube = "YouTube captions" if installed("youtube_transcript_api") else "no YouTube captions"

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from textutil import human_size
-from tools.base import Tool, ToolError
+from core.errors import ToolError
+from core.text import human_size
+from tools.base import Tool
 from tools.documents.reading import archive_document, document_from_file, page_document, page_text, read_page
 from tools.safe_open import (
     open_file,

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings
-from textutil import truncate_middle
+from core.errors import ToolError
+from core.text import truncate_middle
 from tools import processes
-from tools.base import Tool, ToolError
+from tools.base import Tool
 from tools.sandbox import Sandbox, budget
 from tools.sandbox import select as select_sandbox
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tools.base import ToolError
+from core.errors import ToolError
 
 _SYS_OPENAT2 = 437  # the same number on every architecture that has it (new syscalls share one table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x02, 0x04, 0x08

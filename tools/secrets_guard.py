@@ -12,7 +12,7 @@ from dataclasses import fields
 from urllib.parse import unquote_plus, urlsplit
 
 from config import Settings
-from tools.base import ToolError
+from core.errors import ToolError
 
 MIN_SECRET_CHARS = 8  # shorter values would refuse ordinary words; real keys are far longer
 _SECRET_WORDS = ("key", "token", "secret", "password")

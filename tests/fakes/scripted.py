@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from llm import Completion, Message
+from core.chat import Completion, Message
 
 
 @dataclass

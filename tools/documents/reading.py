@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from textutil import human_size, truncate_middle
-from tools.base import ToolError
-from tools.documents import MAX_CONVERT_BYTES, ConversionError, Document, convert, decode_text
+from core.errors import ToolError
+from core.text import human_size, truncate_middle
+from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, convert, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
 
 LINE_CHARS = 2_000

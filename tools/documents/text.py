@@ -1,14 +1,9 @@
-"""Text-like formats: HTML files, JSON, XML and PDF (with a clear note for scanned PDFs)."""
+"""Text-like formats: HTML files, JSON and XML (PDF is in tools/documents/pdf.py)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from tools.documents.errors import ConversionError
-
-SCANNED_NOTE = ("This PDF has no text layer (it is probably scanned): use the look tool with page=N "
-                "to read a page as an image.")
 _LONG_LINE = 2_000
 
 
@@ -16,7 +11,7 @@ def html_markdown(html: str, recall: bool = False) -> str:
     """An HTML document's content as Markdown: the article extractor, or all text with recall=True."""
     import trafilatura
 
-    from tools.page_text import extract_main_content
+    from tools.documents.page_text import extract_main_content
 
     if not recall:
         return extract_main_content(html)
@@ -48,22 +43,3 @@ def xml_text(data: bytes) -> str | None:
     except etree.XMLSyntaxError:
         return None
     return str(etree.tostring(root, pretty_print=True, encoding="unicode"))
-
-
-def pdf_markdown(data: bytes) -> tuple[str, int, bool]:
-    """The PDF's text with '--- page N ---' markers, its page count, and whether it has no text at all."""
-    from tools.scrape import ScrapeInputError, pdf_text
-
-    try:
-        text, count = pdf_text(data)
-    except ScrapeInputError as exc:
-        raise ConversionError(str(exc)) from exc
-    except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
-        raise ConversionError(f"could not read the PDF: {exc}") from exc
-    return text, count, is_scanned(text)
-
-
-def is_scanned(pdf_text_with_markers: str) -> bool:
-    """True when the page-marked text holds nothing but the markers (no text layer)."""
-    body: Any = "".join(line for line in pdf_text_with_markers.splitlines() if not line.startswith("--- page "))
-    return not body.strip()

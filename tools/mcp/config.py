@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from config import ConfigError
+from core.errors import ConfigError
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from config import ConfigError
-from tools.base import Tool, ToolError
+from core.errors import ConfigError, ToolError
+from tools.base import Tool
 from tools.mcp.config import ServerSpec
 from tools.mcp.remote_tool import RemoteTool, input_schema
 

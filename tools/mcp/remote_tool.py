@@ -9,7 +9,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tools.base import Tool, ToolError, ToolOutput
+from core.errors import ToolError
+from tools.base import Tool, ToolOutput
 from tools.mcp.config import ServerSpec
 
 MAX_DESCRIPTION = 2000

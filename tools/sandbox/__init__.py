@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from config import ConfigError, Settings
+from config import Settings
+from core.errors import ConfigError
 from tools.sandbox import bwrap, landlock, paths
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")

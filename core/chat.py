@@ -1,0 +1,48 @@
+"""The chat types every layer shares: a Message in, a Completion out, and the ChatModel protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, NotRequired, Protocol, TypedDict
+
+from core.images import Image
+
+
+class Message(TypedDict):
+    """One chat message; adapters map these onto each provider's API."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+    images: NotRequired[list[Image]]  # user turns only: sent in each provider's native image form
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply with its usage; cost is None when the model's price is unknown."""
+
+    text: str
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+    latency: float = 0.0
+    cost: float | None = None
+    cached: bool = False  # answered from the --cache/--replay store: cost is this run's ($0) ...
+    original_cost: float | None = None  # ... and this is what the recorded call cost
+    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache (cheaper)
+    cache_write_tokens: int = 0  # of prompt_tokens, written to the prompt cache (Anthropic: dearer)
+    billed_before: tuple[Completion, ...] = ()  # replies of this call that were billed but failed (empty)
+
+
+class ChatModel(Protocol):
+    """Anything that can complete a list of messages (the facade, an adapter, a wrapper, a test fake)."""
+
+    def complete(
+        self,
+        messages: list[Message],
+        stop: list[str] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        """Return the model's reply to the messages."""
+        ...

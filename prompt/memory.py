@@ -1,0 +1,390 @@
+"""What the model sees each step: token budget, observation truncation, summaries of older steps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from config import Settings
+from core.chat import ChatModel, Completion, Message
+from core.errors import LLMError, LLMFatalError
+from core.text import truncate_middle
+
+MAX_DEFAULT_BUDGET = 128_000
+DEFAULT_BUDGET = 32_000  # tokens, when neither --context-budget nor the model's window is known
+WINDOW_SHARE = 0.7  # of (context window - completion tokens): room for estimate error and provider overhead
+OBSERVATION_SHARE = 0.25  # of the budget: the most one observation may take in the prompt
+SUMMARY_SHARE = 0.2  # of the budget: the most the running summary may take ...
+MAX_SUMMARY_TOKENS = 4_000  # ... and never more than this
+REFOLD_TARGET = 0.6  # after folding, the prompt should be back under this share, so folds are rare
+NOTE_RESERVE_CHARS = 400  # room left for the note the agent may append to the last user message
+OBSERVATION_PREFIX = "Observation: "
+
+SUMMARY_SYSTEM = """You keep the working notes of a research assistant that is partway through a task.
+You are not the assistant: do not call tools, do not answer the task, and never write "Thought:", \
+"Action:" or "Final Answer:".
+Merge the previous notes and the new steps into one updated set of notes that lets the assistant carry on \
+without the original steps. Keep every fact that may matter with its exact figures, names and dates, and \
+the source (URL or file) it came from. Never invent anything. Write plain text under these headings:
+Facts found: each fact with its source (URL or workspace file).
+Sources visited: URLs and files already read or tried, so they are not fetched again.
+Failed attempts: what failed and why.
+Still to find: what the task still needs.
+Partial answer: the answer so far, if any."""
+
+
+class ContextBudgetError(LLMError):
+    """The system prompt and the task alone do not fit the context budget: the task cannot run."""
+
+    def __init__(self, needed: int, budget: int) -> None:
+        super().__init__(f"the system prompt and the task alone need about {needed:,} tokens, over the "
+                         f"context budget of {budget:,}; raise --context-budget or shorten the task")
+        self.needed = needed
+        self.budget = budget
+
+
+class SummaryRejectedError(Exception):
+    """A summary came back empty or larger than its share of the budget (kept as data, never raised)."""
+
+    def __init__(self, reason: str, tokens: int = 0) -> None:
+        super().__init__(reason)
+        self.tokens = tokens
+
+
+class TokenEstimator:
+    """An offline token count: about chars/4 plus a per-message overhead, calibrated per model."""
+
+    CHARS_PER_TOKEN = 4.0
+    PER_MESSAGE = 4  # role markers and separators most chat formats add around each message
+    PRIMING = 3  # the tokens that open the reply
+    MIN_RATIO, MAX_RATIO = 0.75, 4.0  # reported/estimated outside this range is a bad report, not a tokenizer
+    SMOOTHING = 0.5  # weight of the newest report in the running ratio
+
+    def __init__(self) -> None:
+        self.ratios: dict[str, float] = {}
+
+    def ratio(self, model: str | None = None) -> float:
+        """reported/estimated for this model; the largest known (the safe side) when it has no reports."""
+        if model is not None and model in self.ratios:
+            return self.ratios[model]
+        return max(self.ratios.values(), default=1.0)
+
+    def raw(self, chars: int, messages: int) -> float:
+        """The uncalibrated estimate for this many characters spread over this many messages."""
+        return chars / self.CHARS_PER_TOKEN + messages * self.PER_MESSAGE + (self.PRIMING if messages else 0)
+
+    def count(self, chars: int, messages: int, model: str | None = None) -> int:
+        """The calibrated estimate for this many characters in this many messages."""
+        return math.ceil(self.raw(chars, messages) * self.ratio(model))
+
+    def tokens(self, messages: list[Message], model: str | None = None) -> int:
+        """Estimated prompt tokens of these messages."""
+        return self.count(sum(len(m["content"]) for m in messages), len(messages), model)
+
+    def text_tokens(self, text: str, model: str | None = None) -> int:
+        """Estimated tokens of a piece of text inside a message."""
+        return self.count(len(text), 0, model)
+
+    def chars_for(self, tokens: float, model: str | None = None) -> int:
+        """How many characters fit in this many tokens."""
+        return max(int(tokens * self.CHARS_PER_TOKEN / self.ratio(model)), 0)
+
+    def calibrate(self, messages: list[Message], reported: int, model: str = "") -> None:
+        """Move this model's ratio toward reported/estimated (reports of 0 mean 'unknown' and are ignored)."""
+        estimated = self.raw(sum(len(m["content"]) for m in messages), len(messages))
+        if reported <= 0 or estimated <= 0:
+            return
+        observed = min(max(reported / estimated, self.MIN_RATIO), self.MAX_RATIO)
+        old = self.ratios.get(model)
+        self.ratios[model] = observed if old is None else old + self.SMOOTHING * (observed - old)
+
+
+@dataclass
+class Turn:
+    """One step as the model sees it: its completion and the observation (full text kept for saving)."""
+
+    step: int
+    assistant: str
+    observation: str
+    full: str
+    saved: str | None = None  # workspace-relative path of the saved full observation
+
+
+class Memory:
+    """Task + running summary of older steps + recent steps verbatim, kept within a token budget.
+
+    Without a summarizer (or when summarizing fails) the oldest steps are dropped with a note instead.
+    """
+
+    def __init__(self, budget_tokens: int = DEFAULT_BUDGET, workspace: Path | None = None,
+                 observation_chars: int | None = None, *, summarizer: ChatModel | None = None,
+                 estimator: TokenEstimator | None = None, keep_last: int = 2,
+                 summary_tokens: int | None = None) -> None:
+        self.budget_tokens = budget_tokens
+        self.workspace = workspace
+        self.observation_chars = observation_chars  # None: a share of the budget
+        self.summarizer = summarizer
+        self.estimator = estimator or TokenEstimator()
+        self.keep_last = max(keep_last, 1)
+        self.summary_tokens = summary_tokens or min(int(budget_tokens * SUMMARY_SHARE), MAX_SUMMARY_TOKENS)
+        self.turns: list[Turn] = []
+        self.summary = ""
+        self.summarized: list[int] = []  # step numbers folded into the summary
+        self.dropped: list[int] = []  # step numbers dropped without a summary
+        self.summary_errors: list[BaseException] = []  # why summaries failed (the run went on)
+        self.model: str | None = None  # the task model's name, as its completions report it
+        self.summary_model: str | None = None
+        # Set by the agent: called with each summarization completion so its usage is counted.
+        self.on_summary: Callable[[Completion, list[Message]], None] | None = None
+        # Set by the agent: called with each reply a failed summary call was billed for (empty, blocked).
+        self.on_billed: Callable[[Completion], None] | None = None
+
+    def add(self, step_number: int, assistant: str, observation: str) -> str:
+        """Record a step; returns the observation text as the model will see it."""
+        turn = Turn(step_number, assistant, observation, observation)
+        turn.observation = self._cut(turn, self.observation_limit())
+        self.turns.append(turn)
+        return turn.observation
+
+    def observation_limit(self) -> int:
+        """The most characters one observation may take in the prompt."""
+        if self.observation_chars is not None:
+            return self.observation_chars
+        return self.estimator.chars_for(self.budget_tokens * OBSERVATION_SHARE, self.model)
+
+    def messages(self, system: str, task: str) -> list[Message]:
+        """The prompt for the next model call, folded or cut to fit the budget first."""
+        self._fit(system, task)
+        return self._render(system, task)
+
+    def record_usage(self, messages: list[Message], completion: Completion) -> None:
+        """Learn from the provider's prompt-token count for the messages just sent."""
+        self.model = completion.model
+        self.estimator.calibrate(messages, completion.prompt_tokens, completion.model)
+
+    def prompt_tokens(self, system: str, task: str) -> int:
+        """The estimated size of the prompt as it stands now."""
+        return self._size(system, task, self.turns, len(self._block()))
+
+    # -- rendering ---------------------------------------------------------------------------------
+
+    def _render(self, system: str, task: str) -> list[Message]:
+        out: list[Message] = [{"role": "system", "content": system},
+                              {"role": "user", "content": task + self._block()}]
+        for turn in self.turns:
+            out.append({"role": "assistant", "content": turn.assistant})
+            out.append({"role": "user", "content": OBSERVATION_PREFIX + turn.observation})
+        return out
+
+    def _block(self) -> str:
+        """What the first user message carries after the task: the summary and the drop note."""
+        if not self.summary and not self.dropped:
+            return ""
+        parts = ["\n\n---\n## Progress so far\nEarlier steps were summarized or dropped to stay within the "
+                 "context budget; the most recent steps follow verbatim."]
+        if self.summary:
+            where = " (their full observations are in observations/)" if self.workspace else ""
+            parts.append(f"Summary of {len(self.summarized)} earlier steps{where}:\n{self.summary}")
+        if self.dropped:
+            parts.append(self._drop_note())
+        return "\n\n".join(parts)
+
+    def _drop_note(self) -> str:
+        n, first, last = len(self.dropped), min(self.dropped), max(self.dropped)
+        what = f"{n} earlier steps were" if n > 1 else "1 earlier step was"
+        if self.workspace is None:
+            return f"[{what} dropped to stay within the context budget.]"
+        files = (f"their full observations are in observations/step-{first:02d}.txt to "
+                 f"observations/step-{last:02d}.txt" if n > 1
+                 else f"its full observation is in observations/step-{first:02d}.txt")
+        return f"[{what} dropped to stay within the context budget; {files}]"
+
+    def _size(self, system: str, task: str, turns: list[Turn], block_chars: int) -> int:
+        chars = len(system) + len(task) + block_chars
+        chars += sum(len(t.assistant) + len(OBSERVATION_PREFIX) + len(t.observation) for t in turns)
+        return self.estimator.count(chars, 2 + 2 * len(turns), self.model)
+
+    # -- keeping within the budget -----------------------------------------------------------------
+
+    def _limit(self) -> int:
+        return self.budget_tokens - self.estimator.count(NOTE_RESERVE_CHARS, 0, self.model)
+
+    def _fit(self, system: str, task: str) -> None:
+        limit = self._limit()
+        if self.prompt_tokens(system, task) <= limit:
+            return
+        for keep, target in ((self.keep_last, int(limit * REFOLD_TARGET)), (1, limit)):
+            count = self._fold_count(system, task, keep, target)
+            if count:
+                self._compress(task, self.turns[:count])
+            if self.prompt_tokens(system, task) <= limit:
+                return
+        self._shrink(system, task, limit)
+
+    def _fold_count(self, system: str, task: str, keep: int, target: int) -> int:
+        """How many of the oldest steps to fold so the prompt gets under target (keeping `keep` steps)."""
+        most = max(len(self.turns) - keep, 0)
+        block = len(self._block()) + 200  # the drop note and headings may grow
+        if self._can_summarize():
+            block += max(self.estimator.chars_for(self.summary_tokens, self.model) - len(self.summary), 0)
+        for count in range(1, most + 1):
+            if self._size(system, task, self.turns[count:], block) <= target:
+                return count
+        return most
+
+    def _shrink(self, system: str, task: str, limit: int) -> None:
+        """Last resort, one step left: cut its observation further, then the summary, then drop it."""
+        if self.turns:
+            turn = self.turns[-1]
+            over = self.prompt_tokens(system, task) - limit
+            room = len(turn.observation) - self.estimator.chars_for(over, self.model) - 300
+            turn.observation = self._cut(turn, max(room, 1))
+        over = self.prompt_tokens(system, task) - limit
+        if over > 0 and self.summary:
+            room = len(self.summary) - self.estimator.chars_for(over, self.model) - 200
+            self.summary = truncate_middle(self.summary, max(room, 1)) if room > 200 else ""
+        if self.prompt_tokens(system, task) > limit and self.turns:
+            self._save(self.turns[-1])
+            self.dropped.append(self.turns.pop().step)
+        needed = self.prompt_tokens(system, task)
+        if needed > limit:
+            raise ContextBudgetError(needed, self.budget_tokens)
+
+    def _cut(self, turn: Turn, max_chars: int) -> str:
+        """turn's full observation within max_chars; the full text is saved first when anything is cut."""
+        if len(turn.full) <= max_chars:
+            return turn.full
+        saved = self._save(turn)
+        note = (f"the full text ({turn.full.count(chr(10)) + 1:,} lines) is saved in {saved}: read the cut "
+                "part with the read_file tool (offset/limit in lines)") if saved else ""
+        return truncate_middle(turn.full, max_chars, note)
+
+    def _save(self, turn: Turn) -> str | None:
+        """Write the step's full observation to observations/step-NN.txt; its workspace-relative path."""
+        if turn.saved is not None or self.workspace is None:
+            return turn.saved
+        rel = Path("observations") / f"step-{turn.step:02d}.txt"
+        from tools.safe_open import WorkspacePathError, replace_file  # never follows a planted link
+
+        try:
+            replace_file(self.workspace, rel.as_posix(), turn.full.encode("utf-8"))
+        except (OSError, WorkspacePathError):  # an unwritable workspace must not end the task
+            return None
+        turn.saved = rel.as_posix()
+        return turn.saved
+
+    # -- summaries ---------------------------------------------------------------------------------
+
+    def _can_summarize(self) -> bool:
+        return self.summarizer is not None
+
+    def _compress(self, task: str, turns: list[Turn]) -> None:
+        """Fold these oldest steps into the summary (in as many chained calls as needed), else drop them."""
+        del self.turns[: len(turns)]
+        for turn in turns:
+            self._save(turn)
+        left = list(turns)
+        if self._can_summarize():
+            for chunk in self._chunks(task, turns):
+                summary = self._summarize(task, chunk)
+                if summary is None:
+                    break
+                self.summary = summary
+                self.summarized.extend(t.step for t in chunk)
+                left = left[len(chunk):]
+        self.dropped.extend(t.step for t in left)
+
+    def _summary_room(self, task: str, summary_tokens: int) -> int:
+        """Characters left for the steps in a summarization prompt with a summary of this size."""
+        model = self.summary_model or self.model
+        fixed = self.estimator.count(len(SUMMARY_SYSTEM) + len(task) + 600, 2, model) + summary_tokens
+        return self.estimator.chars_for(self._limit() - fixed, model)
+
+    def _chunks(self, task: str, turns: list[Turn]) -> list[list[Turn]]:
+        """Split the steps to fold into groups whose summarization prompts fit the budget."""
+        # The previous summary in each call is at most the larger of today's and a full share.
+        room = self._summary_room(task, max(self.summary_tokens, self.estimator.text_tokens(self.summary)))
+        if room < 1000:  # a huge task leaves no room to summarize anything: drop instead
+            return []
+        chunks: list[list[Turn]] = []
+        used = room
+        for turn in turns:
+            size = min(len(self._step_text(turn, room)), room)
+            if used + size > room:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(turn)
+            used += size
+        return chunks
+
+    def _step_text(self, turn: Turn, room: int) -> str:
+        """A step as the summarizer reads it: the full observation, cut only to fit its prompt."""
+        head = f"### Step {turn.step}\n{turn.assistant}\n{OBSERVATION_PREFIX}"
+        tail = f"\n(full text saved in {turn.saved})" if turn.saved else ""
+        return head + truncate_middle(turn.full, max(room - len(head) - len(tail), 1)) + tail
+
+    def _summary_messages(self, task: str, turns: list[Turn], room: int) -> list[Message]:
+        steps = "\n\n".join(self._step_text(t, room) for t in turns)
+        words = int(self.summary_tokens * 0.6)
+        user = (f"## Task\n{task}\n\n## Previous notes\n{self.summary or '(none yet)'}\n\n"
+                f"## New steps to fold in\n{steps}\n\n## Instructions\nWrite the updated notes, at most "
+                f"about {words} words. Keep what the previous notes say unless the new steps correct it.")
+        return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": user}]
+
+    def _summarize(self, task: str, turns: list[Turn]) -> str | None:
+        """One summarization call; None (with the reason kept in summary_errors) when it fails."""
+        assert self.summarizer is not None
+        previous = self.estimator.text_tokens(self.summary, self.summary_model or self.model)
+        room = self._summary_room(task, previous)
+        messages = self._summary_messages(task, turns, room)
+        try:
+            completion = self.summarizer.complete(messages, max_tokens=self.summary_tokens, temperature=0)
+        except LLMFatalError as exc:  # the summary model is unusable: stop trying for this task
+            self._failed(exc)
+            self.summarizer = None
+            return None
+        except Exception as exc:  # any summarizer failure: the caller drops the steps and the run goes on
+            self._failed(exc)
+            return None
+        if self.on_summary is not None:
+            self.on_summary(completion, messages)
+        self.summary_model = completion.model
+        self.estimator.calibrate(messages, completion.prompt_tokens, completion.model)
+        return self._accept(completion.text.strip())
+
+    def _failed(self, exc: Exception) -> None:
+        """Keep why a summary failed; what the provider billed for it still counts in the task's usage."""
+        self.summary_errors.append(exc)
+        for billed in getattr(exc, "billed", ()):
+            if self.on_billed is not None:
+                self.on_billed(billed)
+
+    def _accept(self, text: str) -> str | None:
+        tokens = self.estimator.text_tokens(text, self.model)
+        if not text or tokens > self.summary_tokens:
+            reason = "the summary was empty" if not text else "the summary was larger than its share"
+            self.summary_errors.append(SummaryRejectedError(reason, tokens))
+            return None
+        return text
+
+
+def default_budget(settings: Settings, model_spec: str) -> int:
+    """--context-budget, else a safe share of the model's window minus the completion, else 32k."""
+    from llm import context_window, local_context_window
+
+    # A local server's window is asked for even with --context-budget: a prompt over it is warned about.
+    local = local_context_window(model_spec, settings)
+    if settings.context_budget:
+        return settings.context_budget
+    window = local or context_window(model_spec, settings.prices_file)
+    if not window:
+        return DEFAULT_BUDGET
+    # Million-token windows would make every prompt cost a fortune: cap the default, --context-budget lifts it.
+    return min(max(int((window - settings.max_tokens) * WINDOW_SHARE), 1000), MAX_DEFAULT_BUDGET)
+
+
+def memory_for_task(settings: Settings, llm: ChatModel, workspace: Path | None, model_spec: str) -> Memory:
+    """The memory one task runs with: budget from the settings, summaries written by `llm`."""
+    return Memory(budget_tokens=default_budget(settings, model_spec), workspace=workspace, summarizer=llm)

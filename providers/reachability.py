@@ -1,0 +1,97 @@
+"""Telling "nothing answers at the model's URL" apart from a passing failure, so a batch that cannot work stops.
+
+A refused connection or a failed DNS lookup on the first request of a run is a configuration error (the
+base URL is wrong or the server is not running): the run stops with exit 2 naming the URL. After the server
+has answered once, such failures are retried like any dropped connection, but STREAK model calls in a row
+failing that way stop the batch with the same message.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+from core.errors import LLMError, LLMFatalError
+
+STREAK = 3
+
+
+class ServerUnreachableError(LLMFatalError):
+    """No server accepts connections at the model's URL (refused, or the host name does not resolve)."""
+
+    def __init__(self, message: str, *, model: str = "", url: str | None = None, reason: str = "") -> None:
+        super().__init__(message, model=model)
+        self.url = url
+        self.reason = reason
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in out and len(out) < 12:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """'connection refused' or 'DNS lookup failed' when that is what caused exc, else None."""
+    for link in _chain(exc):
+        if isinstance(link, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(link, socket.gaierror):
+            return f"DNS lookup failed: {link.strerror or link}"
+    return None
+
+
+def request_url(exc: BaseException) -> str | None:
+    """The URL of the request that failed, from the HTTP client's exception, if it says."""
+    for link in _chain(exc):
+        try:
+            request = getattr(link, "request", None)
+            url = getattr(request, "url", None)
+        except RuntimeError:  # httpx raises when an error carries no request
+            continue
+        if url:
+            return str(url)
+    return None
+
+
+def unreachable_error(exc: BaseException, model: str, reason: str, streak: int = 0) -> ServerUnreachableError:
+    """The run-stopping error for an unreachable model server, naming the URL and what to check."""
+    url = request_url(exc) or "the configured base URL"
+    when = f"{streak} model calls in a row failed: " if streak else ""
+    return ServerUnreachableError(
+        f"{when}cannot reach the model server for {model} at {url} ({reason}). Check the base URL "
+        "(--base-url, OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GEMINI_BASE_URL / OLLAMA_BASE_URL) and that "
+        "the server is running", model=model, url=url, reason=reason)
+
+
+class Reachability:
+    """Per model facade: whether the server ever answered, and how many calls in a row could not connect."""
+
+    def __init__(self, streak_limit: int = STREAK) -> None:
+        self.streak_limit = streak_limit
+        self.answered = False
+        self.streak = 0
+        self._lock = threading.Lock()
+
+    def succeeded(self) -> None:
+        """A call got an answer."""
+        with self._lock:
+            self.answered, self.streak = True, 0
+
+    def check_attempt(self, exc: BaseException, model: str) -> None:
+        """Before the server ever answered, an attempt that cannot connect stops the run at once."""
+        reason = unreachable_reason(exc)
+        if reason and not self.answered:
+            raise unreachable_error(exc, model, reason) from exc
+
+    def check_call(self, exc: LLMError, model: str) -> None:
+        """A call failed after retries: count unreachable failures in a row; too many stop the run."""
+        reason = unreachable_reason(exc)
+        with self._lock:
+            self.streak = self.streak + 1 if reason else 0
+            streak = self.streak
+        if reason and streak >= self.streak_limit:
+            raise unreachable_error(exc, model, reason, streak) from exc

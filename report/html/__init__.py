@@ -1,0 +1,48 @@
+"""results.html: one self-contained page with every task's answer, sources, costs and step timeline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from report.html.data import Run, load_run
+from report.html.page import Caps, render_detail, render_page
+from report.html.paths import html_path_for
+
+__all__ = ["MAX_PAGE_BYTES", "build_page", "html_path_for", "write_html"]
+
+MAX_PAGE_BYTES = 20_000_000
+# Inline caps tried in order; a run whose page is still too large gets one file per task beside it.
+_CAPS = (Caps(4000, 4000), Caps(1000, 1000), Caps(300, 400))
+
+
+def write_html(records_file: Path, out: Path, trace_dirs: list[Path] | None = None,
+               meta: dict[str, Any] | None = None) -> int:
+    """Render the run in `records_file` (and its traces) to `out`, atomically; returns the page's size in bytes."""
+    run = load_run(records_file, trace_dirs or [], meta or {})
+    page = build_page(run, out)
+    from report.markdown import atomic_write
+
+    atomic_write(out, page)
+    return len(page.encode("utf-8"))
+
+
+def build_page(run: Run, out: Path, live: bool = False, version: str = "") -> str:
+    """The page for a run, with timelines inline while it stays under MAX_PAGE_BYTES, else in per-task files."""
+    details = out.parent / f"{out.stem}_tasks"
+    if live:  # served from memory: never writes files, so it uses the smallest inline caps when needed
+        pages = (render_page(run, live=True, caps=caps, version=version) for caps in _CAPS)
+        return next((p for p in pages if len(p.encode("utf-8")) <= MAX_PAGE_BYTES),
+                    render_page(run, live=True, caps=_CAPS[-1], version=version))
+    for caps in _CAPS:
+        page = render_page(run, live=live, caps=caps, version=version)
+        if len(page.encode("utf-8")) <= MAX_PAGE_BYTES:
+            if details.is_dir():
+                shutil.rmtree(details, ignore_errors=True)
+            return page
+    caps = Caps(1500, 2000, detail_dir=details.name)  # the trace keeps the rest
+    details.mkdir(parents=True, exist_ok=True)
+    for task in run.tasks:
+        (details / f"{task.get('id')}.html").write_text(render_detail(task, caps), encoding="utf-8")
+    return render_page(run, live=live, caps=caps, version=version)

@@ -1,0 +1,228 @@
+"""results.md and its machine-readable twin (one JSON line per task), written atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import stat
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DONE_STATUSES = {"answered", "answered_unformatted"}
+
+
+@dataclass
+class TaskRecord:
+    """Everything results.md shows about one task."""
+
+    key: str
+    id: str
+    index: int
+    task: str
+    status: str
+    answer: str | None = None
+    sources: list[str] = field(default_factory=list)
+    steps: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    cost: float | None = None
+    seconds: float = 0.0
+    models: list[str] = field(default_factory=list)
+    error: str | None = None
+    level: str | None = None
+    workspace: str | None = None
+    expected: str | None = None
+    correct: bool | None = None
+    unsure: bool | None = None  # the scorer could not decide for sure (see tasks/scoring.py)
+    correct_official: bool | None = None  # the official GAIA scorer's verdict, for comparable numbers
+    model: str | None = None  # the run's --model (records of a resumed file may come from several runs)
+    cached_calls: int = 0  # model calls answered by --cache/--replay: `cost` counts them as $0 ...
+    cached_cost: float | None = 0.0  # ... and this is what they cost when they were recorded
+    cached_tokens: int = 0  # of prompt_tokens, read from the providers' prompt caches (billed cheaper)
+    cache_write_tokens: int = 0  # of prompt_tokens, written to a prompt cache (Anthropic)
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+def records_path(results: Path) -> Path:
+    """Where the JSON-lines record of a results file lives (results.md -> results.jsonl)."""
+    return results.with_suffix(".jsonl") if results.suffix != ".jsonl" else results.with_suffix(".records.jsonl")
+
+
+def load_records(results: Path) -> dict[str, TaskRecord]:
+    """Records of a previous run, keyed by task hash; unreadable lines are skipped."""
+    return read_records(records_path(results))[0]
+
+
+def read_records(path: Path) -> tuple[dict[str, TaskRecord], list[int]]:
+    """The records of a JSON-lines file, keyed by task hash (a later line wins), and the unreadable line numbers."""
+    if not path.is_file():
+        return {}, []
+    known = {f.name for f in fields(TaskRecord)}
+    out: dict[str, TaskRecord] = {}
+    skipped: list[int] = []
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                out[data["key"]] = TaskRecord(**{k: v for k, v in data.items() if k in known})
+            except (ValueError, KeyError, TypeError):
+                skipped.append(number)
+    return out, skipped
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write text to path through a temp file and a rename, so readers never see half a file.
+
+    A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's.
+    """
+    path = Path(os.path.realpath(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"  # run/files.py removes stale ones
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def record_line(record: TaskRecord) -> str:
+    """One record as the records file holds it: a JSON object on one line."""
+    return json.dumps(asdict(record), ensure_ascii=False) + "\n"
+
+
+def write_results(path: Path, records: list[TaskRecord], meta: dict[str, Any] | None = None) -> None:
+    """Rewrite results.md and its JSON-lines record with the records, in task-file order."""
+    ordered = sorted(records, key=lambda r: r.index)
+    atomic_write(records_path(path), "".join(record_line(r) for r in ordered))
+    atomic_write(path, render_markdown(ordered, meta or {}))
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 step`, `2 steps`."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _money(cost: float | None) -> str:
+    if cost is None:
+        return "n/a"
+    return f"${cost:.4f}" if cost < 10 else f"${cost:,.2f}"
+
+
+def _cell(text: str, width: int = 70) -> str:
+    one_line = " ".join(text.split())
+    if len(one_line) > width:
+        one_line = one_line[: width - 1] + "…"
+    return one_line.replace("|", "\\|")
+
+
+def _total_cost(records: list[TaskRecord]) -> float | None:
+    costs = [r.cost for r in records]
+    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
+    """The Markdown report: a summary table, then one section per task."""
+    scored = any(r.correct is not None for r in records)
+    lines = ["# Research results", ""]
+    lines += _summary_lines(records, meta, scored)
+    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds |" + (" Correct |" if scored else "")
+    lines += [header, "|" + "---|" * (header.count("|") - 1)]
+    for r in records:
+        row = (f"| {r.index} | {_cell(r.task)} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
+               f"| {r.seconds:.1f} |")
+        if scored:
+            row += f" {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
+        lines.append(row)
+    lines.append("")
+    for r in records:
+        lines += _section(r)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool) -> list[str]:
+    by_status: dict[str, int] = {}
+    for r in records:
+        by_status[r.status] = by_status.get(r.status, 0) + 1
+    when = meta.get("finished") or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [f"{len(records)} tasks"] + [f"{n} {s}" for s, n in sorted(by_status.items())]
+    parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {_money(_total_cost(records))}"]
+    models = list(dict.fromkeys(m for m in [meta.get("model"), *(r.model for r in records)] if m))
+    used = (" · model " if len(models) == 1 else " · models ") + ", ".join(f"`{m}`" for m in models)
+    lines = [f"Run finished {when}" + (used if models else ""), "", " · ".join(parts), ""]
+    if meta.get("note"):
+        lines += [str(meta["note"]), ""]
+    if meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py)
+        lines += [f"**{meta['skipped']}**", ""]
+    if scored:
+        lines += [accuracy_line(records), ""]
+    return lines
+
+
+def accuracy_line(records: list[TaskRecord]) -> str:
+    """Overall accuracy and, when tasks have a level, accuracy per level."""
+    graded = [r for r in records if r.correct is not None]
+    right = sum(1 for r in graded if r.correct)
+    line = f"**Accuracy: {right}/{len(graded)} = {right / len(graded):.1%}**" if graded else "**Accuracy: n/a**"
+    levels = sorted({r.level for r in graded if r.level is not None})
+    for level in levels:
+        group = [r for r in graded if r.level == level]
+        ok = sum(1 for r in group if r.correct)
+        line += f" · level {level}: {ok}/{len(group)} = {ok / len(group):.1%}"
+    official = [r for r in graded if r.correct_official is not None]
+    if official:
+        ok = sum(1 for r in official if r.correct_official)
+        line += f" · official GAIA scorer: {ok}/{len(official)} = {ok / len(official):.1%}"
+    unsure = sum(1 for r in graded if r.unsure)
+    if unsure:
+        line += f" · {unsure} verdict{'s' if unsure != 1 else ''} unsure"
+    return line
+
+
+def _from_cache(r: TaskRecord) -> str:
+    if not r.cached_calls:
+        return ""
+    return f" · {plural(r.cached_calls, 'call')} from the cache ({_money(r.cached_cost)} when recorded)"
+
+
+def _section(r: TaskRecord) -> list[str]:
+    title = _cell(r.task.splitlines()[0], 90)
+    out = [f"## {r.index}. {title}", "", "**Question**", ""]
+    out += ["> " + line if line else ">" for line in r.task.splitlines()]
+    out += ["", "**Answer**", "", r.answer.strip() if r.answer else f"_No answer ({r.status})._", ""]
+    if r.expected is not None:
+        out += [f"**Expected:** {r.expected} — {'correct' if r.correct else 'incorrect'}", ""]
+    if r.error:
+        out += [f"**Error:** {r.error}", ""]
+    out += ["**Sources**", ""]
+    out += [f"- {url}" for url in r.sources] or ["_none fetched_"]
+    models = ", ".join(r.models) or "n/a"
+    out += ["", f"**Stats:** {r.status} · {plural(r.steps, 'step')} · {plural(r.llm_calls, 'model call')} · "
+            f"{r.tokens:,} tokens "
+            f"({r.prompt_tokens:,} prompt{_cache_note(r)} + {r.completion_tokens:,} completion) · {_money(r.cost)} · "
+            f"{r.seconds:.1f} s · model {models}" + _from_cache(r), ""]
+    return out
+
+
+def _cache_note(r: TaskRecord) -> str:
+    """The note after the prompt tokens, e.g. ' (1,200 cached)', when prompts were partly cached."""
+    parts = [f"{r.cached_tokens:,} cached"] if r.cached_tokens else []
+    parts += [f"{r.cache_write_tokens:,} written to cache"] if r.cache_write_tokens else []
+    return f" ({', '.join(parts)})" if parts else ""

@@ -1,0 +1,189 @@
+"""Running a task file: loading tasks, one agent per task, concurrency, traces and resume."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import AgentResult, Event, ReActAgent
+from config import Settings
+from core import cancellation
+from core.chat import ChatModel
+from core.errors import LLMFatalError, TaskFileError
+from prompt.memory import memory_for_task
+from providers.budget import RunBudget
+from report.markdown import TaskRecord
+from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, task_key
+
+__all__ = ["Task", "TaskFileError", "load_tasks", "parse_text_tasks", "read_task_file", "task_key",
+           "BatchRunner", "TraceWriter", "build_agent", "record_from_result"]
+
+
+class TraceWriter:
+    """Appends every event of one task to a JSONL file (model calls, tool calls, summaries)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file = path.open("w", encoding="utf-8")
+
+    def __call__(self, event: Event) -> None:
+        """Write one event as a JSON line."""
+        record = {"time": time.time(), "kind": event.kind, "step": event.step, **event.data}
+        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+EventSink = Callable[[Task, Event], None]
+
+
+def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec: str,
+                on_event: Callable[[Event], None] | None = None, answer_style: str | None = None,
+                summary_llm: ChatModel | None = None) -> ReActAgent:
+    """An agent with the built-in tools and those of --tools modules, working in this task's workspace."""
+    from tools.builtin import default_tools, load_tool_factories
+
+    tools = default_tools(settings, workspace)
+    for factory in load_tool_factories(settings.tool_modules):
+        tools.extend(factory(settings, workspace))
+    from tools.cached import cache_network_tools
+
+    tools = cache_network_tools(tools, settings)  # --cache / --replay: search and fetches from the cache
+    return ReActAgent(
+        llm, tools, max_steps=settings.max_steps,
+        max_format_errors=settings.max_format_errors, time_limit=settings.task_timeout,
+        tool_timeout=settings.tool_timeout,
+        memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
+        answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,
+        temperature=settings.temperature, on_event=on_event)
+
+
+@dataclass
+class BatchRunner:
+    """Runs tasks (concurrently if asked) and reports each finished record in completion order."""
+
+    settings: Settings
+    llm: ChatModel
+    model_spec: str
+    on_record: Callable[[TaskRecord], None]
+    on_event: EventSink | None = None
+    summary_llm: ChatModel | None = None
+    answer_style: str | None = None
+    agent_factory: Callable[..., ReActAgent] = build_agent
+    budget: RunBudget | None = None  # spend caps (providers/budget.py); None: no caps
+    # Set by Ctrl-C / SIGTERM (run/stopping.py) or a fatal error: queued tasks are skipped, running ones end at
+    # their next step boundary and are not recorded. on_record runs under write_lock.
+    stop: threading.Event = field(default_factory=threading.Event)
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, tasks: list[Task]) -> None:
+        """Run every task; an LLMFatalError stops the batch at once and propagates."""
+        if not tasks:
+            return
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            # Tasks are handed out as workers free up: a future per task up front costs GBs at 400,000 tasks.
+            window = 2 * self.settings.concurrency
+            pending: set[Future[None]] = set()
+            for task in tasks:
+                if len(pending) >= window:
+                    pending = _raise_first_failure(pending, FIRST_COMPLETED)
+                if self.stop.is_set():
+                    break
+                pending.add(pool.submit(self._run_one, task))
+            _raise_first_failure(pending, FIRST_EXCEPTION)
+
+    def _run_one(self, task: Task) -> None:
+        if self.stop.is_set():  # stopping, or a fatal error in another task (every task would fail the same way)
+            return
+        if self.budget is not None and not self.budget.may_start():  # the run's cost cap is reached
+            return
+        llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
+            self.llm, self.summary_llm)
+        workspace = (self.settings.workspace / task.id).resolve()
+        workspace.mkdir(parents=True, exist_ok=True)
+        stage_attachment(task, workspace)
+        trace = TraceWriter(self.settings.trace_dir / f"{task.id}.jsonl") if self.settings.trace_dir else None
+
+        def emit(event: Event) -> None:
+            if trace is not None:
+                trace(event)
+            if self.on_event is not None:
+                self.on_event(task, event)
+
+        try:
+            agent = self.agent_factory(self.settings, llm, workspace, self.model_spec, emit,
+                                       self.answer_style, summary_llm)
+            with cancellation.scope(stop=self.stop):
+                result = agent.run(task_prompt(task))
+        except cancellation.StopRequested:
+            return  # abandoned mid-task: not recorded, so --resume runs it again
+        except LLMFatalError:
+            self.stop.set()
+            raise
+        finally:
+            if trace is not None:
+                trace.close()
+        record = record_from_result(task, result, workspace)
+        with self.write_lock:
+            self.on_record(record)
+
+
+def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[None]]:
+    """Wait for futures; re-raise the first failure (cancelling what has not started); return those still running."""
+    done, pending = wait(futures, return_when=when)
+    failed = [f for f in done if f.exception() is not None]
+    if failed:
+        for f in pending:
+            f.cancel()
+        raise failed[0].exception()  # type: ignore[misc]
+    return pending
+
+
+def task_prompt(task: Task) -> str:
+    """The text the agent receives: the task, plus the attachment's name when there is one."""
+    if task.file:
+        from tools.documents.detect import attachment_hint
+
+        name = Path(task.file).name
+        return f"{task.text}\n\nAttached file: {name} (in your workspace; {attachment_hint(name)})."
+    return task.text
+
+
+def stage_attachment(task: Task, workspace: Path) -> None:
+    """Copy a task's attached file into its workspace."""
+    if task.file:
+        import shutil
+
+        src = Path(task.file)
+        if src.is_file():
+            shutil.copy2(src, workspace / src.name)
+
+
+def record_from_result(task: Task, result: AgentResult, workspace: Path | None = None) -> TaskRecord:
+    """The results-file record of one finished task."""
+    u = result.usage
+    extra: dict[str, Any] = {}
+    if task.expected is not None:
+        from tasks.scoring import grade
+
+        verdict = grade(result.answer or "", task.expected)
+        extra = {"expected": task.expected, "correct": verdict.correct, "unsure": verdict.unsure,
+                 "correct_official": verdict.correct_official}
+    return TaskRecord(
+        key=task.key, id=task.id, index=task.index, task=task.text, status=result.status,
+        answer=result.answer, sources=list(result.sources), steps=len(result.steps),
+        prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, llm_calls=u.calls,
+        cost=u.cost, seconds=round(result.elapsed, 2), models=list(u.models), error=result.error,
+        level=task.level, workspace=str(workspace) if workspace else None,
+        cached_tokens=u.cached_tokens, cache_write_tokens=u.cache_write_tokens,
+        cached_calls=u.cached_calls, cached_cost=u.cached_cost, **extra)

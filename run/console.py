@@ -1,0 +1,76 @@
+"""What the CLI shows while it runs: a rich progress bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, TextIO
+
+from agent import Event
+from core.text import truncate_middle
+from prompt.protocol import cut_at_observation
+from report.markdown import TaskRecord, plural
+from tasks.taskfile import Task
+
+
+class ConsoleReporter:
+    """Turns agent events and finished records into progress output on stderr."""
+
+    def __init__(self, total: int, *, verbose: bool = False, quiet: bool = False,
+                 stream: TextIO | None = None) -> None:
+        self.total, self.verbose, self.quiet = total, verbose, quiet
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self._lock = threading.Lock()
+        self._progress: Any = None
+        self._bar: Any = None
+        if not quiet and not verbose and self.stream.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), transient=False)
+            self._bar = self._progress.add_task("tasks", total=total)
+
+    def __enter__(self) -> ConsoleReporter:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def line(self, text: str) -> None:
+        """Print a line (through the progress bar when one is shown)."""
+        with self._lock:
+            if self._progress is not None:
+                self._progress.console.print(text, markup=False, highlight=False)
+            else:
+                print(text, file=self.stream, flush=True)
+
+    def on_event(self, task: Task, event: Event) -> None:
+        """With -v, stream each completion and observation as it happens."""
+        if not self.verbose:
+            return
+        tag = f"[{task.id} step {event.step}]"
+        if event.kind == "step_start":
+            self.line(f"{tag} ...")
+        elif event.kind == "llm_call":
+            # what the agent used: anything after a made-up "Observation:" is never acted on
+            self.line(f"{tag} {event.data['model']}: {cut_at_observation(event.data['completion']).strip()}")
+        elif event.kind == "tool_call":
+            obs = truncate_middle(str(event.data.get("observation", "")), 800)
+            self.line(f"{tag} Observation: {obs}")
+        elif event.kind == "summary":
+            self.line(f"{tag} (older steps folded into the running summary)")
+
+    def on_record(self, record: TaskRecord) -> None:
+        """Report one finished task."""
+        self.done += 1
+        if self._progress is not None:
+            self._progress.update(self._bar, advance=1)
+        if self.quiet:
+            return
+        cost = "n/a" if record.cost is None else f"${record.cost:.4f}"
+        self.line(f"[{self.done}/{self.total}] {record.id}: {record.status} · {plural(record.steps, 'step')} · "
+                  f"{record.tokens:,} tokens · {cost} · {record.seconds:.1f} s")

@@ -1,0 +1,175 @@
+"""The main content of an HTML page: trafilatura's readings, mended by readability-lxml's (extraction_choice)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from tools.documents.extraction_choice import (
+    add_missing_lines,
+    link_texts,
+    plain_words,
+    prefer_wider,
+    readability_reading,
+    trim_unshared_edges,
+    whole_when_short,
+)
+
+_WORD = re.compile(r"\w+")
+# Classes of article-body containers that some sites split into several sibling blocks.
+_BODY_CLASS = re.compile(
+    r"article[-_]?body|articlebody|article[-_]?content|article[-_]?text|post[-_]?(?:body|content)"
+    r"|entry[-_]content|story[-_]?body|body[-_]?text|rich[-_]?text|body__container", re.I)
+# Short teaser/promo lines that sit inside article bodies ("READ MORE: ...", "Related: ...").
+_PROMO_LINE = re.compile(
+    r"^[*#\s]*(?:read more\b|more on this\b|don'?t miss\b|also read\b|also on [\w.]+\b"
+    r"|you may also like\b|like this story\?|advertisement\W*$"
+    r"|related(?: articles?| stories| posts| content| coverage| reading)?\s*(?::|\W*$))", re.I)
+_INLINE_TAGS = re.compile(r"</?(?:u|sub|sup|del|s|mark|small|span|ins|kbd)>")
+# Markdown escapes trafilatura adds; "_" matters (it is a word character) and \| must stay in tables.
+_ESCAPES = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~])")
+
+
+def extract_main_content(html: str, url: str | None = None) -> str:
+    """The main content of an HTML page as Markdown (headings, lists, tables), without boilerplate."""
+    try:
+        import trafilatura
+        from trafilatura.utils import load_html
+    except ImportError as exc:  # pragma: no cover - trafilatura is a hard dependency
+        raise ImportError("reading web pages needs trafilatura: pip install trafilatura") from exc
+    tree = load_html(html)
+    if tree is None:
+        return ""
+    titles = _title_candidates(tree)
+    tree = _unwrap_tweets(_merge_split_bodies(tree))
+    backup = copy.deepcopy(tree)
+    text = _trafilatura_markdown(tree, url, favor_precision=True)
+    words = len(_WORD.findall(text))
+    if words < 200:
+        # Precision mode sometimes keeps only a notice and misses the article: a far longer default
+        # extraction is then the better bet.
+        wider = _trafilatura_markdown(backup, url)
+        if len(_WORD.findall(wider)) >= 5 * max(words, 1):
+            text = wider
+    if not text.strip():
+        text = re.sub(r"\n\s*\n+", "\n\n", trafilatura.html2txt(html) or "")
+    text = _tidy(text, titles)
+    fresh = load_html(html)  # recall mode reads the page as served, without the block merging above
+    links = link_texts(fresh)
+    wider = _trafilatura_markdown(fresh, url, favor_recall=True) if fresh is not None else ""
+    text = prefer_wider(text, _tidy(wider, titles))
+    peer = readability_reading(html, url)
+    text = whole_when_short(add_missing_lines(trim_unshared_edges(text, peer.prose), peer.prose, links), peer)
+    return _tidy(text, titles)  # again: readability's lines may bring the title or a promo back
+
+
+def page_title(html: str) -> str:
+    """The page's <title> (else og:title, else the first <h1>), whitespace collapsed; '' if none."""
+    from trafilatura.utils import load_html
+
+    tree = load_html(html) if html.strip() else None
+    if tree is None:
+        return ""
+    for xpath in ("//title", '//meta[@property="og:title"]/@content', "//h1"):
+        for found in tree.xpath(xpath)[:1]:
+            text = found if isinstance(found, str) else found.text_content()
+            text = " ".join(text.split())
+            if text:
+                return text
+    return ""
+
+
+def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
+    import trafilatura
+
+    text = trafilatura.extract(
+        tree, url=url, output_format="markdown", include_formatting=True, include_tables=True,
+        include_links=False, include_images=False, include_comments=False, **options) or ""
+    return _ESCAPES.sub(r"\1", _INLINE_TAGS.sub("", text))
+
+
+def _title_candidates(tree: Any) -> list[str]:
+    found: list[str] = []
+    for xpath in ('//meta[@property="og:title"]/@content', '//meta[@name="twitter:title"]/@content',
+                  "//title", "//h1"):
+        for item in tree.xpath(xpath)[:3]:
+            text = plain_words(item if isinstance(item, str) else item.text_content())
+            if text and len(text) < 400:
+                found.append(text)
+    return found
+
+
+def _strip_leading_title(text: str, titles: list[str]) -> str:
+    """Drop the first line when it only repeats the page title (the tool shows the title already)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[:3]):
+        norm = plain_words(line)
+        if not norm:
+            continue
+        if len(norm) < 400 and any(norm == t or (len(norm.split()) >= 3 and norm in t
+                                                 and len(norm) >= len(t) / 2) for t in titles):
+            del lines[i]
+        break
+    return "\n".join(lines)
+
+
+def _tidy(text: str, titles: list[str]) -> str:
+    """`text` without a leading line that repeats the title and without promo lines."""
+    return _drop_promo_lines(_strip_leading_title(text, titles)).strip()
+
+
+def _drop_promo_lines(text: str) -> str:
+    return "\n".join(line for line in text.split("\n")
+                     if len(line) >= 250 or not _PROMO_LINE.match(line))
+
+
+def _near_ancestors(element: Any, depth: int) -> list[Any]:
+    found: list[Any] = []
+    parent = element.getparent()
+    while parent is not None and len(found) < depth:
+        found.append(parent)
+        parent = parent.getparent()
+    return found
+
+
+def _merge_split_bodies(tree: Any) -> Any:
+    """Join article-body blocks that share a class and a close ancestor (bodies split around ads)."""
+    from lxml.html import Element
+
+    groups: dict[str, list[Any]] = {}
+    for element in tree.iter("div", "section"):
+        cls = element.get("class") or ""
+        if _BODY_CLASS.search(cls):
+            groups.setdefault(cls, []).append(element)
+    for blocks in groups.values():
+        first, rest = blocks[0], blocks[1:]
+        close = set(_near_ancestors(first, 3))
+        if not rest or not all(close & set(_near_ancestors(b, 3)) for b in rest):
+            continue
+        if any(b in _near_ancestors(first, 100) or first in _near_ancestors(b, 100) for b in rest):
+            continue  # nested blocks, not split ones
+        for block in rest:
+            if block.text and block.text.strip():
+                lead = Element("p")
+                lead.text = block.text
+                first.append(lead)
+            for child in list(block):
+                first.append(child)
+            block.getparent().remove(block)
+    return tree
+
+
+def _unwrap_tweets(tree: Any) -> Any:
+    """Lift embedded tweets out of their widget wrappers, which extractors discard as social boxes."""
+    for quote in tree.xpath('//blockquote[contains(@class, "twitter-tweet")]'):
+        quote.attrib.clear()
+        own = quote.text_content().strip()
+        top, parent = quote, quote.getparent()
+        while parent is not None and parent.tag in ("div", "figure", "section", "aside", "span") \
+                and parent.text_content().strip() == own:
+            top, parent = parent, parent.getparent()
+        if top is not quote and top.getparent() is not None:
+            quote.tail = top.tail
+            top.getparent().replace(top, quote)
+    return tree

@@ -1,0 +1,65 @@
+"""PDF as text: pages with '--- page N ---' markers, page ranges, and a clear note for scanned PDFs."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from tools.documents.errors import ConversionError
+
+SCANNED_NOTE = ("This PDF has no text layer (it is probably scanned): use the look tool with page=N "
+                "to read a page as an image.")
+
+
+def parse_pages(spec: str, count: int) -> list[int]:
+    """Turn a 1-based page spec like '1-3,7' into page numbers within 1..count."""
+    wanted: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d*))?", part)
+        if not match:
+            raise ConversionError(f"pages {spec!r} is not a page range like '1-3,7'")
+        start = int(match.group(1))
+        end = int(match.group(2)) if match.group(2) else (count if match.group(2) == "" else start)
+        if start < 1 or end < start:
+            raise ConversionError(f"pages {spec!r}: {part!r} is not a valid range")
+        wanted.update(range(start, min(end, count) + 1))
+    if not wanted:
+        raise ConversionError(f"pages {spec!r} is out of range: the PDF has {count} page(s)")
+    return sorted(wanted)
+
+
+def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
+    """The text of a PDF with '--- page N ---' markers, and its page count."""
+    from pypdf import PdfReader  # a hard dependency, imported when a PDF is read (import cost)
+
+    reader = PdfReader(io.BytesIO(body))
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise ConversionError("the PDF is password-protected")
+    count = len(reader.pages)
+    numbers = parse_pages(pages, count) if pages else list(range(1, count + 1))
+    parts = []
+    for number in numbers:
+        try:
+            text = reader.pages[number - 1].extract_text() or ""
+        except Exception as exc:  # noqa: BLE001 - pypdf raises many types on odd pages; keep the rest
+            text = f"[could not extract text from this page: {exc}]"
+        parts.append(f"--- page {number} ---\n{text.strip()}")
+    return "\n\n".join(parts), count
+
+
+def pdf_markdown(data: bytes) -> tuple[str, int, bool]:
+    """The PDF's text with '--- page N ---' markers, its page count, and whether it has no text at all."""
+    try:
+        text, count = pdf_text(data)
+    except ConversionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
+        raise ConversionError(f"could not read the PDF: {exc}") from exc
+    return text, count, is_scanned(text)
+
+
+def is_scanned(pdf_text_with_markers: str) -> bool:
+    """True when the page-marked text holds nothing but the markers (no text layer)."""
+    body: Any = "".join(line for line in pdf_text_with_markers.splitlines() if not line.startswith("--- page "))
+    return not body.strip()

@@ -1,0 +1,160 @@
+"""The look tool: show an image (a file, a URL, a PDF page or a PowerPoint slide) to a vision model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from config import Settings
+from core.chat import Completion, Message
+from core.errors import ConfigError, LLMError, ToolError
+from core.images import Image
+from tools.base import Tool, ToolOutput
+from tools.documents.detect import ole_format, sniff, zip_format
+
+# Model names that take images (checked after the provider); local servers only with a vision family name.
+_OPENAI_VISION = re.compile(r"gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|gpt-4-turbo|^o1(?!-mini)|^o3(?!-mini)|^o4")
+_LOCAL_VISION = re.compile(r"llava|vision|[-_.]vl\b|vl[-:]|gemma-?3|minicpm-v|pixtral|moondream|qwen.*vl|"
+                           r"llama-?4|mistral-small-3|granite.*vision", re.I)
+NO_MODEL = ("no vision model is configured: the main model {main} does not accept images. Set --vision-model "
+            "or AGENT_VISION_MODEL to a provider:model that does (e.g. openai:gpt-4.1-mini, "
+            "gemini:gemini-2.5-flash, anthropic:claude-haiku-4-5)")
+MAX_ANSWER_TOKENS = 2048
+
+
+class VisionCallError(ToolError):
+    """The vision model failed; `usage` holds the replies the provider billed all the same (empty, blocked)."""
+
+    def __init__(self, message: str, usage: list[Completion]) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def accepts_images(spec: str, settings: Settings) -> bool:
+    """Whether a provider:model reads images: Claude and Gemini do, OpenAI's 4o/4.1/5/o-series do, local
+    models only when their name says so (llava, *-vl, gemma3, ...)."""
+    provider, _, model = spec.partition(":")
+    name = model.lower()
+    if provider == "anthropic":
+        return not name.startswith(("claude-2", "claude-instant"))
+    if provider == "gemini":
+        return True
+    if provider == "openai" and _OPENAI_VISION.search(name):
+        return True
+    return bool(_LOCAL_VISION.search(name))
+
+
+def vision_spec(settings: Settings) -> tuple[str | None, str]:
+    """(the model look uses or None, the main model's spec for messages)."""
+    from llm import default_model
+
+    try:
+        main = settings.model or default_model(settings)
+    except ConfigError:
+        main = "(none)"
+    if settings.vision_model:
+        return settings.vision_model, main
+    return (main if accepts_images(main, settings) else None), main
+
+
+class LookTool(Tool):
+    """Ask a vision-capable model a question about an image, a PDF page or a slide."""
+
+    name = "look"
+    description = (
+        "Look at an image and answer a question about it, through a vision model. `path` is a workspace file "
+        "(PNG, JPEG, GIF, WebP, BMP, TIFF; or a PDF / PowerPoint file with `page` = the page or slide number) "
+        "or an http(s) URL of an image. Ask a precise question (e.g. 'What is the value in the last row of "
+        "the table?' or 'Transcribe all text in the image'); the observation is the model's answer."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Workspace path of the image, or an http(s) image URL."},
+            "question": {"type": "string", "description": "What to find out from the image."},
+            "page": {"type": "integer", "minimum": 1,
+                     "description": "For a PDF: the page to look at; for a PowerPoint file: the slide."},
+        },
+        "required": ["path", "question"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Path, settings: Settings) -> None:
+        self.workspace = Path(workspace)
+        self.settings = settings
+
+    def run(self, **kwargs: Any) -> ToolOutput:
+        """Load and downscale the image(s), ask the vision model, return its answer with the call's usage."""
+        spec, main = vision_spec(self.settings)
+        if spec is None:
+            raise ToolError(NO_MODEL.format(main=main))
+        path, question = str(kwargs["path"]).strip(), str(kwargs["question"]).strip()
+        data, name, sources = load_source(self.workspace, self.settings, path)
+        images = images_of(data, name, kwargs.get("page"))
+        completion = self._ask(spec, question, images)
+        where = f" (page {kwargs['page']})" if kwargs.get("page") else ""
+        return ToolOutput(f"{spec} looked at {name}{where}:\n{completion.text.strip()}", sources,
+                          usage=[completion])
+
+    def _ask(self, spec: str, question: str, images: list[Image]) -> Completion:
+        from core.errors import TaskStopError
+        from providers.budget import tool_model
+
+        prompt = (f"{question}\n\nAnswer from what the image{'s' if len(images) > 1 else ''} show. Read "
+                  "numbers and text exactly; say so if something is unreadable or not shown.")
+        message: Message = {"role": "user", "content": prompt, "images": images}
+        try:
+            model = tool_model(spec, self.settings)  # like the main model: --cache/--replay, spend caps first
+            return model.complete([message], max_tokens=min(self.settings.max_tokens, MAX_ANSWER_TOKENS),
+                                  temperature=0.0)
+        except ConfigError as exc:
+            raise ToolError(f"the vision model {spec} cannot be used: {exc}") from exc
+        except TaskStopError:  # a spend cap or a --replay miss ends the task, as for the main model
+            raise
+        except LLMError as exc:
+            raise VisionCallError(f"the vision model {spec} failed: {exc}", list(exc.billed)) from exc
+
+
+def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, str, list[str]]:
+    """The bytes of a workspace file or a URL (fetched with scrape's safety rules), its name, and sources."""
+    if re.match(r"https?://", path, re.I):
+        from tools.secrets_guard import SecretGuard
+        from tools.web.fetch import FetchError, SafeFetcher
+
+        SecretGuard(settings).check(path, "URL")  # a ToolError that names the setting, never the value
+        fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
+                              allow_private=settings.scrape_allow_private)
+        try:
+            result = fetcher.get(path)
+        except FetchError as exc:
+            raise ToolError(f"could not fetch {path}: {exc}") from exc
+        if result.truncated:
+            raise ToolError(f"{path} is larger than SCRAPE_MAX_BYTES ({settings.scrape_max_bytes:,} bytes)")
+        return result.body, Path(result.url.split("?")[0]).name or "image", [result.url]
+    from tools.documents.reading import archive_member
+    from tools.safe_open import open_file, relative_name, workspace_parts
+
+    member = archive_member(workspace, path)  # 'photos.zip/cat.png'
+    if member is not None:
+        return member[1], member[0], []
+    with open_file(workspace, path, "r") as fh:
+        data = fh.read(max(settings.scrape_max_bytes, 50_000_000))
+    return data, relative_name(workspace_parts(workspace, path)), []
+
+
+def images_of(data: bytes, name: str, page: int | None) -> list[Image]:
+    """The image(s) to show: the file itself, or a PDF page / PowerPoint slide's picture(s)."""
+    from tools.media.images import pdf_page_image, pptx_slide_images, prepare_image
+
+    found = sniff(name, data[:64])
+    key = found[0] if found else ""
+    if key == "zip":
+        key = zip_format(data)
+    elif key == "ole":
+        key = ole_format(name)
+    if key == "pdf":
+        return [prepare_image(pdf_page_image(data, page or 1, name), f"{name} page {page or 1}")]
+    if key == "pptx":
+        return [prepare_image(blob, f"{name} slide {page or 1}") for blob in pptx_slide_images(data, page or 1, name)]
+    return [prepare_image(data, name)]

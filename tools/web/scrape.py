@@ -1,0 +1,199 @@
+"""The scrape tool: fetch a URL safely and turn it into text the model can read (HTML, PDF, JSON, ...)."""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from config import Settings
+from core.text import truncate_middle
+from tools.base import Tool, ToolOutput
+from tools.documents.errors import ConversionError
+from tools.documents.page_text import extract_main_content, page_title
+from tools.documents.pdf import SCANNED_NOTE, is_scanned, pdf_text
+from tools.documents.reading import scrape_binary
+from tools.safe_open import (
+    WorkspacePathError,
+    create_new_file,
+    replace_file,
+    workspace_dir,
+    workspace_parts,
+)
+from tools.secrets_guard import SecretGuard, SecretInRequestError
+from tools.web.fetch import AddressCheck, FetchError, FetchResult, Resolver, SafeFetcher
+
+MAX_OBSERVATION_CHARS = 40_000
+
+class ScrapeInputError(ValueError):
+    """A scrape argument is unusable (a bad page range, or a save path outside the workspace)."""
+
+
+def download_name(result: FetchResult) -> str:
+    """A safe file name for a download: Content-Disposition's, else the URL's, plus an extension."""
+    disposition = result.headers.get("content-disposition", "")
+    match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.I)
+    raw = unquote(match.group(1)) if match else unquote(Path(urlsplit(result.url).path).name)
+    name = re.sub(r"[^\w.-]+", "_", Path(raw).name).strip("._") or "download"
+    if not Path(name).suffix:
+        name += mimetypes.guess_extension(result.content_type) or ".bin"
+    return name[:120]
+
+
+def _pretty_json(text: str, lines: list[str]) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        lines.append("(the body is not valid JSON; shown as text)")
+        return text
+
+
+class ScrapeTool(Tool):
+    """Fetch one web page or file and return its readable content."""
+
+    name = "scrape"
+    description = (
+        "Fetch a web page or file by URL and return its content as text. HTML pages come back as the "
+        "main article text in Markdown (headings, lists and tables kept; menus, ads and comments "
+        "dropped) with the page title and final URL. PDFs come back as text with '--- page N ---' "
+        "markers (use `pages` to read a range). JSON is pretty-printed; CSV and plain text are returned as "
+        "is. Other files are saved into the workspace (path given) and Word, PowerPoint, "
+        "Excel/ODS, EPUB and ZIP files also come back as Markdown (a ZIP as its file list); images and "
+        "audio are described (open them with look / transcribe). Use it after `search` to read a "
+        "result in full, or to download a data file."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http:// or https:// URL to fetch."},
+            "pages": {"type": "string",
+                      "description": "PDF only: 1-based pages to read, e.g. '1-3,7' or '10-'. Default: all."},
+            "save_as": {"type": "string",
+                        "description": "Optional workspace-relative path (e.g. 'data/report.pdf') to also "
+                                       "save the raw file to, for any content type."},
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Path, settings: Settings, *, resolver: Resolver | None = None,
+                 address_check: AddressCheck | None = None,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        self.workspace = Path(workspace)
+        self.settings = settings
+        self.guard = SecretGuard(settings)
+        self.fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
+                                   allow_private=settings.scrape_allow_private, resolver=resolver,
+                                   address_check=address_check, sleep=sleep or time.sleep)
+
+    def run(self, **kwargs: Any) -> str | ToolOutput:
+        """Fetch `url` and convert it by content type; failures come back as an 'Error: ...' string."""
+        url = str(kwargs["url"]).strip()
+        pages, save_as = kwargs.get("pages") or None, kwargs.get("save_as") or None
+        try:
+            self.guard.check(url, "URL")
+        except SecretInRequestError as exc:
+            return f"Error: {exc}"  # the URL itself is not echoed: it holds the secret
+        try:
+            target = self._workspace_path(save_as) if save_as else None
+            result = self.fetcher.get(url)
+            lines = [f"URL: {result.url}"]
+            if result.redirects:
+                lines.append(f"(redirected from {url})")
+            body = self._convert(result, pages, lines, target)
+        except (FetchError, ScrapeInputError) as exc:
+            return f"Error: could not scrape {url}: {exc}"
+        text = "\n".join(lines) + ("\n\n" + body if body else "")
+        return ToolOutput(text, sources=[result.url])
+
+    def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: str | None) -> str:
+        """The observation body for this content type; header lines are appended to `lines`."""
+        kind = result.kind()
+        size = f"{len(result.body):,} bytes"
+        if result.truncated:
+            if kind in ("pdf", "binary"):
+                raise ScrapeInputError(f"the file is larger than the {self.settings.scrape_max_bytes:,}-byte "
+                                       "limit (SCRAPE_MAX_BYTES); stopped reading and kept nothing")
+            size = (f"only the first {len(result.body):,} bytes read: the body exceeds the "
+                    f"{self.settings.scrape_max_bytes:,}-byte limit (SCRAPE_MAX_BYTES)")
+        lines.append(f"Content-Type: {result.content_type or 'unknown'} ({size})")
+        if target is not None:
+            lines.append(f"Saved the raw file to {self._save(target, result)} in the workspace.")
+        if kind == "binary":
+            if target is None:
+                saved = self._save(None, result)
+                lines.append(f"Binary content saved to {saved} in the workspace.")
+            return scrape_binary(download_name(result), result.body, lines, result.url)  # Office, EPUB, ZIP listing...
+        if kind == "html":
+            html = result.text()
+            lines.insert(0, f"Title: {page_title(html) or '(none)'}")
+            text = extract_main_content(html, result.url) or "(no readable text found on this page)"
+        elif kind == "pdf":
+            text = self._pdf(result.body, pages, lines)
+        else:
+            text = result.text()
+            if kind == "json":
+                text = _pretty_json(text, lines)
+        note = "ask for fewer PDF pages, or pass save_as to keep the whole file"
+        return truncate_middle(text, MAX_OBSERVATION_CHARS, note)
+
+    @staticmethod
+    def _pdf(body: bytes, pages: str | None, lines: list[str]) -> str:
+        try:
+            text, count = pdf_text(body, pages)
+        except ConversionError as exc:  # a bad page range, a password
+            raise ScrapeInputError(str(exc)) from exc
+        except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
+            raise ScrapeInputError(f"could not read the PDF: {exc}") from exc
+        lines.append(f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else ""))
+        if is_scanned(text):
+            lines.append(SCANNED_NOTE)
+        return text
+
+    def _workspace_path(self, relative: str) -> str:
+        """The checked workspace-relative save path; refuses anything outside the workspace."""
+        if not relative.strip() or os.path.isabs(relative):
+            raise ScrapeInputError(f"save_as {relative!r} must be a relative path inside the workspace")
+        try:
+            parts = workspace_parts(self.workspace, relative)
+        except WorkspacePathError as exc:
+            raise ScrapeInputError(f"save_as {relative!r} points outside the workspace; refused") from exc
+        if not parts:
+            raise ScrapeInputError(f"save_as {relative!r} points outside the workspace; refused")
+        try:  # fail before downloading when the folder is a link; _save checks again as it writes
+            with workspace_dir(self.workspace, parts[:-1]):
+                pass
+        except WorkspacePathError as exc:
+            if not isinstance(exc.__cause__, FileNotFoundError):
+                raise ScrapeInputError(f"save_as {relative!r} refused: {exc}") from exc
+        return "/".join(parts)
+
+    def _save(self, target: str | None, result: FetchResult) -> str:
+        """Write the raw body (to downloads/ under a free name when target is None); 'path (size)'."""
+        if result.truncated:
+            raise ScrapeInputError("the body exceeds SCRAPE_MAX_BYTES, so it was not saved")
+        try:
+            if target is None:
+                shown = create_new_file(self.workspace, "downloads", _free_names(download_name(result)),
+                                        result.body)
+            else:
+                shown = replace_file(self.workspace, target, result.body)
+        except WorkspacePathError as exc:
+            raise ScrapeInputError(f"could not save the file: {exc}") from exc
+        except OSError as exc:
+            raise ScrapeInputError(f"could not save the file: {exc.strerror or exc}") from exc
+        return f"{shown} ({len(result.body):,} bytes)"
+
+
+def _free_names(name: str) -> Iterator[str]:
+    """name, then name-1, name-2, ... (the first one not taken is used)."""
+    stem, suffix = Path(name).stem, Path(name).suffix
+    yield name
+    for n in range(1, 10_000):
+        yield f"{stem}-{n}{suffix}"
