@@ -14,6 +14,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from cache.cli import describe
+from config import load_settings
+from core import cancellation
+from core.errors import ConfigError, EmptyCompletionError, LLMError
+from llm import build_llm
+from main import apply_base_url
+from run.dependencies import probe
+from tools.capabilities import attachment_capabilities
+from tools.mcp.check import server_reports
+from tools.python_exec import PythonTool
+from tools.sandbox.probe import run_probe, summary
+from tools.web.scrape import ScrapeTool
+from tools.web.search import SearchTool
+
 REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google-genai"),
             ("tenacity", "tenacity"), ("dotenv", "python-dotenv"), ("jsonschema", "jsonschema"),
             ("httpx", "httpx"), ("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("ddgs", "ddgs"),
@@ -54,8 +68,6 @@ def check_packages() -> list[Check]:
     """Required packages importable (with versions), optional ones noted."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from run.dependencies import probe
-
     out = []
     for module, dist in REQUIRED:
         found = probe(module, dist)  # "missing" and "installed but broken" have different fixes
@@ -85,9 +97,6 @@ def check_keys(settings: Any) -> list[Check]:
 
 def check_model(settings: Any, offline: bool) -> list[Check]:
     """The model main.py would use (built the same way), and (unless offline) a short live request to it."""
-    from core.errors import ConfigError
-    from llm import build_llm
-
     try:
         llm = build_llm(dataclasses.replace(settings, cache_dir=None))  # a real request, never a cached one
     except ConfigError as exc:
@@ -108,9 +117,6 @@ PROBE_DEADLINE = 20.0  # seconds the live request may take, retries included: a 
 
 def probe_model(llm: Any) -> Check:
     """One short live request; a well-formed reply without visible text still proves the model reachable."""
-    from core import cancellation
-    from core.errors import EmptyCompletionError, LLMError
-
     try:
         with cancellation.scope(PROBE_DEADLINE):
             c = llm.complete([{"role": "user", "content": "Reply with the single word: ok"}],
@@ -134,8 +140,6 @@ def check_search(settings: Any, offline: bool) -> Check:
         backend = "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
     if offline:
         return Check("search", OK, backend + "; not contacted (--offline)")
-    from tools.web.search import SearchTool
-
     out = str(SearchTool(settings).run(query="Python programming language", num_results=1))
     if out.startswith("Error"):
         return Check("search", WARN, f"{backend}; unreachable now: {out.splitlines()[0][:80]}",
@@ -158,8 +162,6 @@ def check_workspace(settings: Any) -> Check:
 
 def check_python_tool(settings: Any, scratch: Path) -> Check:
     """The sandboxed python tool runs print(1+1)."""
-    from tools.python_exec import PythonTool
-
     out = str(PythonTool(scratch, settings).run(code="print(1+1)"))
     ok = "2" in out and "Error" not in out
     return Check("python tool", OK if ok else FAIL, "print(1+1) -> 2" if ok else out[:100],
@@ -168,8 +170,6 @@ def check_python_tool(settings: Any, scratch: Path) -> Check:
 
 def check_sandbox(settings: Any, scratch: Path) -> Check:
     """Which sandbox the python tool gets, and a live probe: a child tries a planted file and a socket."""
-    from tools.sandbox.probe import run_probe, summary
-
     contained, detail = summary(run_probe(settings, scratch))
     if settings.sandbox == "none" or settings.python_network:
         return Check("sandbox", WARN, detail, "unset AGENT_SANDBOX / AGENT_PYTHON_NETWORK to confine model code")
@@ -196,8 +196,6 @@ class _Page(BaseHTTPRequestHandler):
 
 def check_scrape(settings: Any, scratch: Path) -> Check:
     """scrape extracts the main text of a page served on loopback."""
-    from tools.web.scrape import ScrapeTool
-
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -214,15 +212,11 @@ def check_scrape(settings: Any, scratch: Path) -> Check:
 
 def check_cache(settings: Any) -> Check:
     """Where --cache / AGENT_CACHE_DIR keeps model and web calls, and its size."""
-    from cache.cli import describe
-
     return Check("cache", OK, describe(settings.cache_dir))
 
 
 def check_mcp(settings: Any) -> list[Check]:
     """Each configured MCP server: whether it started, and its tools."""
-    from tools.mcp.check import server_reports
-
     return [Check(name, OK if ok else FAIL, detail, fix) for name, ok, detail, fix in server_reports(settings)]
 
 
@@ -250,8 +244,6 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
 
 def check_attachments(settings: Any) -> list[Check]:
     """Document formats, images (look) and audio (transcribe): warnings only, the agent runs without them."""
-    from tools.capabilities import attachment_capabilities
-
     return [Check(c.name, OK if c.ok else WARN, c.detail, c.fix) for c in attachment_capabilities(settings)]
 
 
@@ -271,12 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base-url", help="API base URL for the model's provider")
     p.add_argument("--offline", action="store_true", help="skip the live model request and the search probe")
     args = p.parse_args(argv)
-    from core.errors import ConfigError
-    from main import apply_base_url
-
     try:
-        from config import load_settings
-
         settings = apply_base_url(load_settings({"model": args.model}), args.base_url)
     except ConfigError as exc:
         print(f" {FAIL}  configuration  {exc}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -209,6 +210,12 @@ class Settings:
             "anthropic": self.anthropic_api_key,
             "gemini": self.gemini_api_key,
         }.get(provider)
+
+
+def project_version() -> str:
+    """The version pyproject.toml gives (the one place that holds it)."""
+    with (PROJECT_ROOT / "pyproject.toml").open("rb") as f:
+        return str(tomllib.load(f)["project"]["version"])
 
 
 def read_dotenv(path: Path) -> dict[str, str]:

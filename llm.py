@@ -5,22 +5,28 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from config import Settings
+from core import cancellation
 from core.chat import Completion, Message
-from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
+from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError, TaskDeadlineExceeded
+from providers.breaker import ModelBreaker
+from providers.common import Backend, ChatRequest, QuotaExhaustedError, TransientError, UnsupportedParameterError
+from providers.context_window import local_window
+from providers.errors import AccountBlockedError
+from providers.families import request_temperature
+from providers.pricing import context_window as lookup
+from providers.pricing import cost_usd, load_prices
+from providers.reachability import Reachability
+from providers.registry import PROVIDERS, make_backend
 
-if TYPE_CHECKING:
-    from providers.common import Backend, ChatRequest
-
-
-# ---------------------------------------------------------------------------------------------------
 # The facade: provider:model specs, retries, the unsupported-parameter memory, fallback models, cost.
-# Provider SDKs, tenacity and the adapters are imported inside functions (CLI startup time matters).
+# Provider SDKs and tenacity are imported when first used (CLI start-up time matters).
 
 DEFAULT_MODELS = (
     ("anthropic", "claude-sonnet-5-5"),
@@ -56,8 +62,6 @@ _REJECTED = RejectedParams()
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """Split "provider:model" (the model may contain ':'); ConfigError for an unknown provider."""
-    from providers import PROVIDERS
-
     provider, sep, model = spec.strip().partition(":")
     if sep and provider.lower() in PROVIDERS and model.strip():
         return provider.lower(), model.strip()
@@ -69,8 +73,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 def probe_models(base_url: str, timeout: float = PROBE_TIMEOUT) -> list[str]:
     """The chat models an OpenAI-compatible server lists at GET {base}/models; [] if it does not answer."""
-    import urllib.request
-
     try:
         with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout) as resp:
             data = json.loads(resp.read())
@@ -105,27 +107,18 @@ def build_llm(settings: Settings, **kwargs: Any) -> LLMInterface:
     """The facade for settings.model (or the default model) with settings.fallback_models behind it."""
     primary = default_model(settings)
     fallbacks = tuple(spec for spec in dict.fromkeys(settings.fallback_models) if spec != primary)
-    from cache.model import interface_class  # --cache / --replay: the same facade, answering from the cache first
-
-    return interface_class(settings).from_spec(primary, settings, fallbacks=fallbacks, **kwargs)
+    return LLMInterface.from_spec(primary, settings, fallbacks=fallbacks, **kwargs)
 
 
 def context_window(model_spec: str, prices_file: Path | None = None) -> int | None:
     """The model's context window in tokens from the price table, or None when unknown."""
-    from providers.pricing import context_window as lookup
-
     return lookup(model_spec, prices_file)
 
 
 def local_context_window(model_spec: str, settings: Settings) -> int | None:
     """The window a local server runs the model with (the num_ctx sent to Ollama, vLLM's max_model_len,
-    llama.cpp's n_ctx), or None for hosted models and servers that do not say."""
-    from providers.context_window import local_window
-
-    if settings.cache_dir:  # --cache records the window; --replay reads it back and never probes the server
-        from cache.probes import recorded_window
-
-        return recorded_window(model_spec, settings, local_window)
+    llama.cpp's n_ctx), or None for hosted models and servers that do not say (the cache records it:
+    cache/probes.py)."""
     return local_window(model_spec, settings)
 
 
@@ -135,8 +128,6 @@ class LLMInterface:
     def __init__(self, backends: Sequence[Backend], settings: Settings, *,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
                  rejected: RejectedParams | None = None) -> None:
-        from providers.pricing import load_prices
-
         if not backends:
             raise ValueError("LLMInterface needs at least one backend")
         self.backends = list(backends)
@@ -144,11 +135,7 @@ class LLMInterface:
         self._sleep = sleep
         self._clock = clock
         self._rejected = _REJECTED if rejected is None else rejected
-        from providers.reachability import Reachability
-
         self._reach = Reachability()
-        from providers.breaker import ModelBreaker
-
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
         self._prices = load_prices(settings.prices_file)
 
@@ -156,8 +143,6 @@ class LLMInterface:
     def from_spec(cls, spec: str, settings: Settings, *, fallbacks: Sequence[str] = (),
                   **kwargs: Any) -> LLMInterface:
         """Build the adapters for "provider:model" and its fallbacks; ConfigError on a bad spec or key."""
-        from providers import make_backend
-
         backends = [make_backend(*parse_spec(s), settings) for s in (spec, *fallbacks)]
         return cls(backends, settings, **kwargs)
 
@@ -169,13 +154,7 @@ class LLMInterface:
     def complete(self, messages: list[Message], stop: list[str] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None) -> Completion:
         """The first model's reply, or the next model's when one fails for a non-auth reason."""
-        from core import cancellation
-        from providers.common import ChatRequest, QuotaExhaustedError
-
         cancellation.check()  # stopping, or the task's time is up: no new call
-        from providers.errors import AccountBlockedError
-        from providers.families import request_temperature
-
         request = ChatRequest(messages=list(messages), max_tokens=max_tokens or self.settings.max_tokens,
                               stop=tuple(stop or ()))
         start = self._clock()
@@ -218,8 +197,6 @@ class LLMInterface:
         return None
 
     def _price(self, backend_model: str, reply: Completion) -> float | None:
-        from providers.pricing import cost_usd
-
         cost = cost_usd(backend_model, reply.prompt_tokens, reply.completion_tokens, self._prices,
                         cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)
         if cost is None and reply.model:
@@ -243,10 +220,7 @@ class LLMInterface:
                        cost=self._price(backend.model, reply), billed_before=self._billed(failures or []))
 
     def _with_retries(self, backend: Backend, request: ChatRequest) -> Completion:
-        import tenacity
-
-        from core import cancellation
-        from providers.common import TransientError
+        import tenacity  # imported at the first model call (CLI start-up time)
 
         s = self.settings
         task_left = cancellation.remaining()  # the task's deadline also ends the retries
@@ -276,9 +250,7 @@ class LLMInterface:
 
     def _retry_policy(self, deadline: float) -> tuple[Callable[[Any], float], Callable[[Any], bool]]:
         """tenacity's wait and stop for one call: server hints kept as given, backoff capped, deadline kept."""
-        import tenacity
-
-        from core import cancellation
+        import tenacity  # imported at the first model call (CLI start-up time)
 
         s = self.settings
         backoff = tenacity.wait_exponential_jitter(initial=1.0, max=s.max_retry_wait, jitter=1.0)
@@ -301,23 +273,19 @@ class LLMInterface:
 
     def _gave_up(self, backend: Backend, exc: Any, attempts: int, task_left: float | None) -> Exception:
         """The error for a call whose retries ended: a wait hint over the cap, the task's deadline, or too many."""
-        from core import cancellation
-
         s = self.settings
         if exc.retry_after is not None and exc.retry_after > s.max_retry_wait:
             return LLMError(f"{backend.spec} asked to wait {exc.retry_after:.0f} s before retrying, more than"
                             f" AGENT_MAX_RETRY_WAIT ({s.max_retry_wait:g} s); not retried: {exc}",
                             model=backend.spec, status=exc.status, attempts=attempts)
         if task_left is not None and task_left < s.retry_deadline and attempts <= s.max_retries:
-            return cancellation.TaskDeadlineExceeded(
+            return TaskDeadlineExceeded(
                 f"{backend.spec} gave no answer before the task's deadline ({attempts} attempt(s);"
                 f" last error: {exc})")
         return LLMError(f"{backend.spec} failed after {attempts} attempt(s): {exc}", model=backend.spec,
                         status=exc.status, attempts=attempts)
 
     def _attempt(self, backend: Backend, request: ChatRequest) -> Completion:
-        from providers.common import UnsupportedParameterError
-
         while True:
             omit = self._rejected.get(backend.spec)
             try:

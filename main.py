@@ -5,16 +5,27 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cache.cli import main as cache_command
+from config import load_settings, project_version
+from core.errors import ConfigError, LLMFatalError, TaskFileError
+from report.html.cli import main as report_command
+from run.execute import execute
+from run.files import OutputError
+from run.results import ResultsWriteError
+from run.serve_mcp import main as serve_mcp_command
+from tools.sandbox import harden_process
+
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
-# `python main.py NAME ...` runs another command: NAME -> "module:function", function(argv) -> exit code.
-SUBCOMMANDS: dict[str, str] = {
-    "report": "report.html.cli:main",
-    "serve-mcp": "run.serve_mcp:main",
-    "cache": "cache.cli:main",
+# `python main.py NAME ...` runs another command: function(argv) -> exit code.
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "report": report_command,
+    "serve-mcp": serve_mcp_command,
+    "cache": cache_command,
 }
 
 
@@ -24,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
                                     "(and results.html). Other commands: report, cache, serve-mcp.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     for title, add in (("tasks and outputs", _task_flags), ("models", _model_flags),
                        ("limits and spending", _limit_flags), ("tools and safety", _tool_flags),
                        ("cache and replay", _cache_flags)):
@@ -106,8 +118,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def settings_from_args(args: argparse.Namespace) -> Any:
     """Settings from the environment, .env and these flags (flags win)."""
-    from config import load_settings
-
     cli: dict[str, Any] = {
         "model": args.model, "fallback_models": tuple(args.fallback_models or ()) or None,
         "summary_model": args.summary_model, "tool_modules": tuple(args.tool_modules or ()) or None,
@@ -139,27 +149,16 @@ def apply_base_url(settings: Any, base_url: str | None) -> Any:
 
 def run(args: argparse.Namespace, settings: Any) -> int:
     """Run the task file with these settings (run/execute.py); exit 0 when every task was answered, else 1."""
-    from run.execute import execute
-
     return int(execute(args, settings))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
-    from tools.sandbox import harden_process
-
     harden_process()  # other processes of this user cannot read our memory or environment, nor ptrace us
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
-        import importlib
-
-        module, function = SUBCOMMANDS[argv[0]].split(":")
-        return int(getattr(importlib.import_module(module), function)(argv[1:]))
+        return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
-    from core.errors import ConfigError, LLMFatalError, TaskFileError
-    from run.files import OutputError
-    from run.results import ResultsWriteError
-
     try:
         return run(args, settings_from_args(args))
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from cache.store import DB_NAME, CacheStore
+from config import load_settings
+from core.errors import ConfigError
 from core.text import human_size
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -62,9 +64,6 @@ def stats_lines(stats: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Run the subcommand; 0 on success, 2 on a usage error."""
-    from config import load_settings
-    from core.errors import ConfigError
-
     args = build_parser().parse_args(argv)
     try:
         directory = args.dir or load_settings().cache_dir

@@ -5,24 +5,42 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
 from typing import Any
 
+import llm
 from cache.store import CacheStore, content_key, open_store
 from config import Settings
-from core.chat import Completion, Message
+from core.chat import ChatModel, Completion, Message
 from core.errors import CacheMissError
-from llm import LLMInterface
 
 NO_KEY = "replay-sends-no-request"
 STORED_FIELDS = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "model", "cost")
 
 
-def interface_class(settings: Settings) -> type[LLMInterface]:
-    """LLMInterface itself (looked up at call time, so tests may stand in for it), or its caching subclass."""
-    import llm
+def model_specs(model: Any) -> list[str]:
+    """The provider:model specs a model answers with, the primary first (a wrapper's or a fake's own name)."""
+    backends = getattr(model, "backends", None)
+    return [b.spec for b in backends] if backends else [str(getattr(model, "model", ""))]
 
-    return CachingLLMInterface if settings.cache_dir else llm.LLMInterface
+
+def replay_settings(settings: Settings) -> Settings:
+    """Under --replay a missing API key is no error (no request is ever sent): a placeholder stands in."""
+    if not settings.cache_replay:
+        return settings
+    return settings.with_overrides(**{f"{p}_api_key": getattr(settings, f"{p}_api_key") or NO_KEY
+                                      for p in ("openai", "anthropic", "gemini")})
+
+
+def build_model(settings: Settings, **kwargs: Any) -> ChatModel:
+    """The run's model (llm.build_llm) answering from the cache first when --cache / --replay is set."""
+    model = llm.build_llm(replay_settings(settings), **kwargs)  # looked up at call time: tests stand in for it
+    return CachedModel(model, settings) if settings.cache_dir else model
+
+
+def model_for(spec: str, settings: Settings) -> ChatModel:
+    """One provider:model (a tool's own model) built like the run's: through the cache when it is set."""
+    model = llm.LLMInterface.from_spec(spec, replay_settings(settings))
+    return CachedModel(model, settings) if settings.cache_dir else model
 
 
 def request_payload(models: list[str], messages: list[Message], stop: list[str] | None, max_tokens: int,
@@ -47,17 +65,16 @@ def thread_id(models: list[str], messages: list[Message]) -> str:
     return hashlib.sha256(head.encode("utf-8")).hexdigest()[:32]
 
 
-class CachingLLMInterface(LLMInterface):
-    """The facade, answering from DIR/cache.sqlite3 first and recording every new completion there."""
+class CachedModel:
+    """A model wrapped so that it answers from DIR/cache.sqlite3 first and records every new completion there.
 
-    @classmethod
-    def from_spec(cls, spec: str, settings: Settings, *, fallbacks: Sequence[str] = (),
-                  **kwargs: Any) -> LLMInterface:
-        """As LLMInterface.from_spec; under --replay a missing API key is no error (no request is ever sent)."""
-        if settings.cache_replay:
-            settings = settings.with_overrides(**{
-                f"{p}_api_key": getattr(settings, f"{p}_api_key") or NO_KEY for p in ("openai", "anthropic", "gemini")})
-        return super().from_spec(spec, settings, fallbacks=fallbacks, **kwargs)
+    The facade it wraps knows nothing of the cache; every other attribute (model, backends, ...) is the
+    wrapped model's.
+    """
+
+    def __init__(self, inner: ChatModel, settings: Settings) -> None:
+        self.inner, self.settings = inner, settings
+        self.models = model_specs(inner)
 
     @property
     def store(self) -> CacheStore:
@@ -68,7 +85,7 @@ class CachingLLMInterface(LLMInterface):
     def complete(self, messages: list[Message], stop: list[str] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None) -> Completion:
         """The recorded completion of exactly this request, else (unless replaying) a new one, recorded."""
-        models = [b.spec for b in self.backends]
+        models = self.models
         payload = request_payload(models, messages, stop, max_tokens or self.settings.max_tokens,
                                   self.settings.temperature if temperature is None else temperature)
         key = content_key("llm", payload)
@@ -77,10 +94,15 @@ class CachingLLMInterface(LLMInterface):
             return as_cached(stored)
         if self.settings.cache_replay:
             raise CacheMissError(self._miss_message(models, messages, key), key)
-        completion = super().complete(messages, stop, max_tokens, temperature)
+        completion = self.inner.complete(messages, stop, max_tokens, temperature)
         record = {k: getattr(completion, k) for k in STORED_FIELDS}
         self.store.put_completion(key, models[0], thread_id(models, messages), record, payload)
         return completion
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (a copy being built): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def _miss_message(self, models: list[str], messages: list[Message], key: str) -> str:
         where = nearest_difference(self.store.requests_in_thread(thread_id(models, messages)), messages)

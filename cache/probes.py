@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from cache.store import content_key, open_store
 from config import Settings
+from llm import local_context_window
 
 KIND = "context_window"
 
@@ -29,3 +30,10 @@ def recorded_window(model_spec: str, settings: Settings,
     if window and window != stored:  # asked once per task: written only when it changes
         store.put_tool(key, KIND, {"model": model_spec}, True, {"window": window}, None)
     return window
+
+
+def local_window(model_spec: str, settings: Settings) -> int | None:
+    """llm.local_context_window: recorded in the cache under --cache, read back (never probed) under --replay."""
+    if settings.cache_dir is None:
+        return local_context_window(model_spec, settings)
+    return recorded_window(model_spec, settings, local_context_window)

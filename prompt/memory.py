@@ -7,10 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cache.probes import local_window
 from config import Settings
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, LLMFatalError
 from core.text import truncate_middle
+from llm import context_window
+from tools.safe_open import WorkspacePathError, replace_file
 
 MAX_DEFAULT_BUDGET = 128_000
 DEFAULT_BUDGET = 32_000  # tokens, when neither --context-budget nor the model's window is known
@@ -266,8 +269,6 @@ class Memory:
         if turn.saved is not None or self.workspace is None:
             return turn.saved
         rel = Path("observations") / f"step-{turn.step:02d}.txt"
-        from tools.safe_open import WorkspacePathError, replace_file  # never follows a planted link
-
         try:
             replace_file(self.workspace, rel.as_posix(), turn.full.encode("utf-8"))
         except (OSError, WorkspacePathError):  # an unwritable workspace must not end the task
@@ -372,10 +373,8 @@ class Memory:
 
 def default_budget(settings: Settings, model_spec: str) -> int:
     """--context-budget, else a safe share of the model's window minus the completion, else 32k."""
-    from llm import context_window, local_context_window
-
     # A local server's window is asked for even with --context-budget: a prompt over it is warned about.
-    local = local_context_window(model_spec, settings)
+    local = local_window(model_spec, settings)
     if settings.context_budget:
         return settings.context_budget
     window = local or context_window(model_spec, settings.prices_file)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import BudgetExceededError, LLMError
+from providers.pricing import load_prices, lookup
 
 CHARS_PER_TOKEN = 3.0  # fewer chars per token than the usual ~4: the prompt estimate errs on the high side
 PER_MESSAGE = 4
@@ -44,8 +44,6 @@ def estimate_prompt_tokens(messages: list[Message]) -> int:
 
 def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:
     """USD per million (input, output) tokens: the dearest of the model and its fallbacks with a known price."""
-    from providers.pricing import load_prices, lookup
-
     table = load_prices(settings.prices_file)
     specs = [b.spec for b in getattr(model, "backends", [])] or [str(getattr(model, "model", ""))]
     known = [e for e in (lookup(s, table) for s in specs) if e is not None]
@@ -193,7 +191,7 @@ class TaskBudget:
 
 def charge_tool_call(model: Any, completion: Completion) -> None:
     """Charge a model call a tool made on its own (look, transcribe) to the task of `model`, if it has caps
-    (once: a call made through tool_model() was checked and charged when it was made)."""
+    (once: a call made through tools/models.tool_model() was checked and charged when it was made)."""
     if isinstance(model, BudgetedModel):
         charged = model.budget.tool_charged
         for i, done in enumerate(charged):
@@ -205,7 +203,7 @@ def charge_tool_call(model: Any, completion: Completion) -> None:
 
 @contextmanager
 def tool_budget(model: Any) -> Iterator[None]:
-    """While a tool of the task of `model` runs, models built with tool_model() are held to its caps."""
+    """While a tool of the task of `model` runs, models built with tools/models.tool_model() are held to its caps."""
     token = _TOOL_BUDGET.set(model.budget if isinstance(model, BudgetedModel) else None)
     try:
         yield
@@ -213,21 +211,10 @@ def tool_budget(model: Any) -> Iterator[None]:
         _TOOL_BUDGET.reset(token)
 
 
-def tool_model(spec: str, settings: Settings) -> ChatModel:
-    """A tool's own model (look): built like the main model (--cache / --replay aware) and, inside a task
-    with caps, checked against them before each call."""
-    model = _tool_interface(spec, settings)
+def under_tool_budget(model: ChatModel) -> ChatModel:
+    """A tool's own model, held to the caps of the task whose tool is running (unchanged outside one)."""
     budget = _TOOL_BUDGET.get()
     return model if budget is None else BudgetedModel(model, budget, tool=True)
-
-
-@functools.lru_cache(maxsize=32)
-def _tool_interface(spec: str, settings: Settings) -> ChatModel:
-    """One interface per tool model and run (settings are frozen), so its clients, prices, circuit breaker
-    and reachability record last for the run instead of being rebuilt on every tool call."""
-    from cache.model import interface_class
-
-    return interface_class(settings).from_spec(spec, settings)
 
 
 class BudgetedModel:

@@ -13,7 +13,14 @@ from typing import Any, Protocol
 from core.chat import Completion, Message
 from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
 from core.text import truncate_middle
-from providers.errors import wait_in_message
+from providers.errors import (
+    REGIONS_PAGE,
+    AccountBlockedError,
+    billing_hint,
+    blocked_reason,
+    spent_reason,
+    wait_in_message,
+)
 
 # Parameters a model may reject as unsupported; the facade drops them for that model from then on.
 # ("max_tokens" is not dropped but replaced by "max_completion_tokens" on OpenAI-style APIs.)
@@ -204,8 +211,6 @@ def _model_missing(msg: str, model: str) -> bool:
 
 def account_level_error(info: ErrorInfo, ctx: ErrorContext, msg: str) -> LLMError | None:
     """A QuotaExhaustedError or AccountBlockedError when every request of this account would fail alike."""
-    from providers.errors import REGIONS_PAGE, AccountBlockedError, billing_hint, blocked_reason, spent_reason
-
     spent = spent_reason(info.status, info.message, info.code, info.body)
     if spent:
         return QuotaExhaustedError(f"{ctx.spec}: the {ctx.provider} account's quota or spend limit is exhausted"

@@ -16,6 +16,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from providers.pricing import load_prices, lookup
+
 DEFAULT_LOCAL_BUDGET = 32_000  # prompt tokens when --context-budget is unset (memory.DEFAULT_BUDGET)
 PROBE_TIMEOUT = 2.0
 _cache: dict[tuple[str, str], int | None] = {}
@@ -112,8 +114,6 @@ def local_window(model_spec: str, settings: Any) -> int | None:
 
 
 def _priced(model_spec: str, settings: Any) -> bool:
-    from providers.pricing import load_prices, lookup
-
     return lookup(model_spec, load_prices(settings.prices_file)) is not None
 
 

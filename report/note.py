@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from report.markdown import atomic_write
+
 FIELDS = ("skipped",)  # the report meta fields that only the run knows
 
 
@@ -28,8 +30,6 @@ def save_note(records_file: Path, meta: dict[str, Any]) -> None:
         if not note:
             path.unlink(missing_ok=True)
             return
-        from report.markdown import atomic_write
-
         atomic_write(path, json.dumps({**note, "records_bytes": os.stat(records_file).st_size},
                                       ensure_ascii=False) + "\n")
     except OSError:  # the report already shows the note; only a later rebuild would miss it

@@ -19,7 +19,11 @@ from core.errors import LLMFatalError, TaskFileError
 from prompt.memory import memory_for_task
 from providers.budget import RunBudget
 from report.markdown import TaskRecord
+from tasks.scoring import grade
 from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, task_key
+from tools.builtin import default_tools, load_tool_factories
+from tools.cached import cache_network_tools
+from tools.documents.detect import attachment_hint
 
 __all__ = ["Task", "TaskFileError", "load_tasks", "parse_text_tasks", "read_task_file", "task_key",
            "BatchRunner", "TraceWriter", "build_agent", "record_from_result"]
@@ -51,13 +55,9 @@ def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec:
                 on_event: Callable[[Event], None] | None = None, answer_style: str | None = None,
                 summary_llm: ChatModel | None = None) -> ReActAgent:
     """An agent with the built-in tools and those of --tools modules, working in this task's workspace."""
-    from tools.builtin import default_tools, load_tool_factories
-
     tools = default_tools(settings, workspace)
     for factory in load_tool_factories(settings.tool_modules):
         tools.extend(factory(settings, workspace))
-    from tools.cached import cache_network_tools
-
     tools = cache_network_tools(tools, settings)  # --cache / --replay: search and fetches from the cache
     return ReActAgent(
         llm, tools, max_steps=settings.max_steps,
@@ -152,8 +152,6 @@ def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[No
 def task_prompt(task: Task) -> str:
     """The text the agent receives: the task, plus the attachment's name when there is one."""
     if task.file:
-        from tools.documents.detect import attachment_hint
-
         name = Path(task.file).name
         return f"{task.text}\n\nAttached file: {name} (in your workspace; {attachment_hint(name)})."
     return task.text
@@ -174,8 +172,6 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
     u = result.usage
     extra: dict[str, Any] = {}
     if task.expected is not None:
-        from tasks.scoring import grade
-
         verdict = grade(result.answer or "", task.expected)
         extra = {"expected": task.expected, "correct": verdict.correct, "unsure": verdict.unsure,
                  "correct_official": verdict.correct_official}

@@ -8,8 +8,21 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from cache.model import build_model, model_specs
 from config import Settings
-from tasks.taskfile import Task
+from report.html.hooks import live_report, write_final_html
+from report.markdown import DONE_STATUSES
+from run.batch import BatchRunner
+from run.console import ConsoleReporter
+from run.extras import RunExtras
+from run.files import check_outputs, run_id
+from run.preflight import check_run
+from run.results import finish_notices, open_results, start_notices
+from run.stopping import Stopper
+from tasks.taskfile import Task, load_tasks
+from tools.builtin import load_tool_factories
+from tools.mcp import load_specs, mcp_session
+from tools.sandbox import prepare_sandbox
 
 EXIT_OK, EXIT_SOME_FAILED = 0, 1  # main.py names the same codes, with EXIT_USAGE = 2 for errors that stop a run
 
@@ -29,9 +42,6 @@ class Prepared:
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
-    from run.files import check_outputs
-    from tasks.taskfile import load_tasks
-
     tasks = load_tasks(args.tasks, args.attachments)
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
     return run_batch(args, prepare(args, settings, tasks))
@@ -39,19 +49,12 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
     """Tools, paths, sandbox and models: each failure here is exit 2 with nothing spent and nothing written."""
-    from llm import build_llm
-    from run.extras import RunExtras
-    from run.files import run_id
-    from run.preflight import check_run
-    from tools.builtin import load_tool_factories
-    from tools.sandbox import prepare_sandbox
-
     load_tool_factories(settings.tool_modules)  # a broken --tools module fails here, before any task
     check_run(settings, args.output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
-    llm = build_llm(settings)
-    summary_llm = build_llm(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
+    llm = build_model(settings)
+    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
                             ) if settings.summary_model else None  # built like the main model: cached too
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
@@ -59,18 +62,11 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
         answer_style = "concise"
     workspace = extras.settings.workspace / run_id()  # a clean one per run; earlier ones are kept
     return Prepared(dataclasses.replace(extras.settings, workspace=workspace), extras.tasks, extras.llm,
-                    extras.summary_llm, llm.model, extras, answer_style)
+                    extras.summary_llm, model_specs(llm)[0], extras, answer_style)
 
 
 def run_batch(args: argparse.Namespace, p: Prepared) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
-    from report.html.hooks import live_report, write_final_html
-    from run.batch import BatchRunner
-    from run.console import ConsoleReporter
-    from run.results import finish_notices, open_results, start_notices
-    from run.stopping import Stopper
-    from tools.mcp import load_specs, mcp_session
-
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
     with Stopper() as stopper, mcp_session(mcp_specs), \
@@ -104,8 +100,6 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
 
 def exit_code(p: Prepared, records: dict[str, Any], stopper: Any) -> int:
     """130/143 when stopped by a signal, the spend cap's code when it skipped tasks, else 0 or 1."""
-    from report.markdown import DONE_STATUSES
-
     code = p.extras.finish()  # always: --replay-trace reports its divergence here
     if stopper.requested:
         print(f"stopped: {len(records)} of {len(p.tasks)} tasks finished; --resume continues", file=sys.stderr)

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cache.store import DB_NAME
+from cache.store import DB_NAME, close_all
 from cache.trace_replay import TraceReplay
 from config import Settings
 from core.errors import ConfigError
@@ -52,8 +52,6 @@ class RunExtras:
 
     def finish(self) -> int | None:
         """Print the skipped-tasks and replay lines; exit code 1 when the replay diverged, else None."""
-        from cache.store import close_all
-
         close_all()  # the run's cache connections (the worker threads are gone)
         note = self.budget.report_note() if self.budget else None
         for line in ([note] if note else []) + (self.replay.verdict() if self.replay else []):

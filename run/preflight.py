@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigError
+from run.dependencies import broken_tool_dependencies
+from tools.base import Tool, ToolRegistry
+from tools.builtin import default_tools, load_tool_factories
 
 
 def check_run(settings: Any, output: Path) -> None:
@@ -55,9 +58,6 @@ def check_output_folder(output: Path) -> None:
 
 def check_tools(settings: Any) -> list[str]:
     """Build the built-in and --tools tools once in a scratch folder; their names, or ConfigError."""
-    from tools.base import Tool, ToolRegistry
-    from tools.builtin import default_tools, load_tool_factories
-
     factories = list(zip(settings.tool_modules, load_tool_factories(settings.tool_modules), strict=True))
     with tempfile.TemporaryDirectory(prefix="agent-preflight-") as scratch:
         registry = ToolRegistry(default_tools(settings, Path(scratch)))
@@ -89,8 +89,6 @@ def _made_by(spec: str, factory: Any, settings: Any, scratch: Path) -> list[Any]
 
 def check_tool_dependencies(tool_names: list[str]) -> None:
     """ConfigError naming the tool, the package and the fix when a tool's package cannot be imported."""
-    from run.dependencies import broken_tool_dependencies
-
     failed = broken_tool_dependencies(tool_names)
     if failed:
         tool, probe = failed[0]

@@ -7,6 +7,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from cache.model import build_model, model_specs
+from config import load_settings
+from core.errors import ConfigError, LLMFatalError
+from run.batch import build_agent
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Flags of the serve-mcp command (the model and every other setting come from the environment/.env)."""
@@ -22,16 +27,12 @@ class Researcher:
     """Runs one research task per call with the run's settings and model; safe to call from several threads."""
 
     def __init__(self, settings: Any) -> None:
-        from llm import build_llm
-
         self.settings = settings
-        self.llm = build_llm(settings)
+        self.llm = build_model(settings)
 
     def research(self, question: str, max_steps: int | None = None,
                  on_step: Any = None) -> dict[str, Any]:
         """Answer one question; on_step(step, max_steps, message) is told of every step as it starts."""
-        from run.batch import build_agent
-
         settings = self.settings if not max_steps else dataclasses.replace(self.settings, max_steps=max_steps)
         workspace = Path(settings.workspace) / "mcp" / uuid.uuid4().hex[:12]
         workspace.mkdir(parents=True, exist_ok=True)
@@ -40,7 +41,7 @@ class Researcher:
             if on_step is not None and event.kind == "tool_call":
                 on_step(event.step, settings.max_steps, f"step {event.step}: {event.data.get('tool')}")
 
-        agent = build_agent(settings, self.llm, workspace, self.llm.model, on_event=on_event)
+        agent = build_agent(settings, self.llm, workspace, model_specs(self.llm)[0], on_event=on_event)
         result = agent.run(question)
         return {"answer": result.answer, "status": result.status, "sources": result.sources,
                 "steps": len(result.steps), "cost_usd": result.cost,
@@ -71,9 +72,6 @@ def build_server(researcher: Researcher) -> Any:
 def main(argv: list[str]) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
     args = build_parser().parse_args(argv)
-    from config import load_settings
-    from core.errors import ConfigError, LLMFatalError
-
     try:
         settings = load_settings({"model": args.model})
         server = build_server(Researcher(settings))

@@ -66,9 +66,7 @@ def model(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLM:
 
     monkeypatch.setattr(llm, "LLMInterface", FakeInterface, raising=False)
     monkeypatch.setattr(llm, "default_model", lambda settings, *a, **k: SPEC, raising=False)
-    import tools.builtin
-
-    monkeypatch.setattr(tools.builtin, "default_tools", lambda settings, workspace: [ReadTool(workspace)])
+    monkeypatch.setattr("run.batch.default_tools", lambda settings, workspace: [ReadTool(workspace)])
     return scripted
 
 

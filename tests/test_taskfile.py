@@ -87,8 +87,8 @@ def test_the_key_is_the_text_hash_and_follows_replace() -> None:
     ('[{"question": "From a json pipe"}]', ["From a json pipe"]),
 ])
 def test_dash_reads_tasks_from_stdin(stdin: str, expected: list[str]) -> None:
-    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); from tasks.taskfile import load_tasks;"
-            " print([t.text for t in load_tasks(Path('-'))])")
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+            " from tasks.taskfile import load_tasks; print([t.text for t in load_tasks(Path('-'))])")
     proc = subprocess.run([sys.executable, "-c", code, str(ROOT)], input=stdin, capture_output=True, text=True,
                           timeout=60)
     assert proc.stdout.strip() == repr(expected), proc.stderr

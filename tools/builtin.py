@@ -12,20 +12,19 @@ from types import ModuleType
 from config import Settings, inherited_environment
 from core.errors import ConfigError
 from tools.base import Tool
+from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
+from tools.mcp import active_tools
+from tools.media.look import LookTool
+from tools.media.transcribe import TranscribeTool
+from tools.python_exec import PythonTool
+from tools.web.scrape import ScrapeTool
+from tools.web.search import SearchTool
 
 ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     """search, scrape, python, read_file, write_file, list_files, look and transcribe, sharing one workspace."""
-    from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
-    from tools.mcp import active_tools
-    from tools.media.look import LookTool
-    from tools.media.transcribe import TranscribeTool
-    from tools.python_exec import PythonTool
-    from tools.web.scrape import ScrapeTool
-    from tools.web.search import SearchTool
-
     return [
         SearchTool(settings),
         ScrapeTool(workspace, settings),

@@ -14,6 +14,7 @@ from core.chat import Completion
 from core.errors import CacheMissError, ToolError
 from tools.base import Tool, ToolOutput
 from tools.secrets_guard import SecretGuard, SecretInRequestError
+from tools.web.fetch import FetchError, FetchResult, HTTPStatusError
 
 # Tools whose whole result comes from the network or from a model of their own (look, transcribe).
 WHOLE_RESULT_TOOLS = frozenset({"search", "look", "transcribe"})
@@ -100,8 +101,6 @@ class CachingFetcher:
 
     def get(self, url: str) -> Any:
         """The recorded response for url, else (unless replaying) a fresh one, recorded."""
-        from tools.web.fetch import FetchError, FetchResult, HTTPStatusError
-
         key = content_key("fetch", {"url": url, "max_bytes": getattr(self.inner, "max_bytes", None)})
         entry = self.store.get_tool(key)
         if entry is not None and (entry.ok or self.replay):

@@ -7,6 +7,8 @@ import shutil
 from typing import NamedTuple
 
 from config import Settings
+from tools.media.look import vision_spec
+from tools.media.transcribe import transcribe_spec
 
 # (format, module, pip package); formats needing no extra package are listed in ALWAYS.
 FORMAT_LIBRARIES = [("DOCX", "docx", "python-docx"), ("PPTX", "pptx", "python-pptx"),
@@ -45,8 +47,6 @@ def document_formats() -> Capability:
 
 def images(settings: Settings) -> Capability:
     """Whether look has a vision model, can downscale images and can render PDF pages."""
-    from tools.media.look import vision_spec
-
     spec, main = vision_spec(settings)
     pillow = installed("PIL")
     pages = "PDF pages rendered (pdftoppm)" if shutil.which("pdftoppm") else "PDF pages: embedded pictures"
@@ -60,8 +60,6 @@ def images(settings: Settings) -> Capability:
 
 def audio(settings: Settings) -> Capability:
     """Whether transcribe has a speech-to-text model, can split long files and read YouTube captions."""
-    from tools.media.transcribe import transcribe_spec
-
     spec = transcribe_spec(settings)
     youtube = "YouTube captions" if installed("youtube_transcript_api") else "no YouTube captions"
     split = "long files split (ffmpeg)" if shutil.which("ffmpeg") else "long files split: WAV only (no ffmpeg)"

@@ -9,6 +9,7 @@ from typing import Any
 from report.html.data import Run, load_run
 from report.html.page import Caps, render_detail, render_page
 from report.html.paths import html_path_for
+from report.markdown import atomic_write
 
 __all__ = ["MAX_PAGE_BYTES", "build_page", "html_path_for", "write_html"]
 
@@ -22,8 +23,6 @@ def write_html(records_file: Path, out: Path, trace_dirs: list[Path] | None = No
     """Render the run in `records_file` (and its traces) to `out`, atomically; returns the page's size in bytes."""
     run = load_run(records_file, trace_dirs or [], meta or {})
     page = build_page(run, out)
-    from report.markdown import atomic_write
-
     atomic_write(out, page)
     return len(page.encode("utf-8"))
 

@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from report.markdown import read_records as typed_records
+from report.note import read_note
+
 _LABEL = re.compile(r"^\s*(Action\s*:|Final\s+Answer\s*:)", re.IGNORECASE | re.MULTILINE)
 _FINAL = re.compile(r"^\s*Final\s+Answer\s*:", re.IGNORECASE | re.MULTILINE)
 _THOUGHT = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
@@ -81,8 +84,6 @@ class Run:
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The records of a results .jsonl file in task order (report.read_records: bad lines skipped, last wins)."""
-    from report.markdown import read_records as typed_records
-
     records = sorted(typed_records(path)[0].values(), key=lambda r: (r.index, r.id))
     return [asdict(r) for r in records]
 
@@ -103,8 +104,6 @@ def json_objects(path: Path) -> Iterator[dict[str, Any]]:
 
 def load_run(records_file: Path, trace_dirs: list[Path], meta: dict[str, Any]) -> Run:
     """Read the records and, for each, the trace found in the first of trace_dirs that has it."""
-    from report.note import read_note
-
     meta = {**read_note(records_file), **meta}  # what the run said about itself (tasks a cap skipped)
     tasks = []
     for record in read_records(records_file):

@@ -7,6 +7,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from report.html import html_path_for, write_html
+from report.html.live import LiveReport
+from report.markdown import records_path
+
 
 @contextmanager
 def live_report(port: int | None, output: Path, trace_dir: Path | None,
@@ -15,9 +19,6 @@ def live_report(port: int | None, output: Path, trace_dir: Path | None,
     if port is None:
         yield
         return
-    from report.html.live import LiveReport
-    from report.markdown import records_path
-
     try:
         live = LiveReport(records_path(output), [trace_dir] if trace_dir else [], {}, port).start()
     except OSError as exc:
@@ -33,9 +34,6 @@ def live_report(port: int | None, output: Path, trace_dir: Path | None,
 
 def write_final_html(enabled: bool, output: Path, trace_dir: Path | None, meta: dict[str, Any]) -> Path | None:
     """Write results.html beside the report from its records file; the path written, or None."""
-    from report.html import html_path_for, write_html
-    from report.markdown import records_path
-
     records = records_path(output)
     if not enabled or not records.is_file():
         return None

@@ -9,6 +9,7 @@ from typing import Any
 
 from tools.documents.detect import MAX_UNPACKED, check_unpacked, unpacked_size
 from tools.documents.errors import ConversionError
+from tools.documents.text import html_markdown
 
 MAX_MEMBER_BYTES = 100_000_000
 MAX_LISTED = 500
@@ -59,8 +60,6 @@ def _open(data: bytes) -> zipfile.ZipFile:
 
 def epub_markdown(data: bytes) -> str:
     """An EPUB's title and chapters in spine order, each chapter's XHTML turned into Markdown."""
-    from tools.documents.text import html_markdown
-
     with _open(data) as archive:
         check_unpacked(archive, "book")
         opf_path = _opf_path(archive)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tools.documents import office, sheets, text
+from tools.documents.archives import epub_markdown, zip_listing
 from tools.documents.detect import (
     AUDIO,
     IMAGES,
@@ -20,6 +22,7 @@ from tools.documents.detect import (
     zip_format,
 )
 from tools.documents.errors import ConversionError, MissingLibraryError
+from tools.documents.pdf import SCANNED_NOTE, pdf_markdown
 
 __all__ = ["ConversionError", "Document", "MissingLibraryError", "convert", "decode_text", "describe_binary"]
 
@@ -82,8 +85,6 @@ def _convert_text(name: str, data: bytes) -> Document | None:
         fmt = "html"
     if fmt is None:
         return None
-    from tools.documents import sheets, text
-
     if fmt == "xml":
         pretty = text.xml_text(data)
         return Document(NAMES[fmt], pretty, "(indented for reading)") if pretty is not None else None
@@ -97,16 +98,12 @@ def _convert_text(name: str, data: bytes) -> Document | None:
 
 
 def _pdf(name: str, data: bytes) -> tuple[str, str]:
-    from tools.documents.pdf import SCANNED_NOTE, pdf_markdown
-
     body, count, scanned = pdf_markdown(data)
     return body, f"{count} page(s)." + (" " + SCANNED_NOTE if scanned else "")
 
 
 def _sheet(reader: str) -> Callable[[str, bytes], tuple[str, str]]:
     def run(name: str, data: bytes) -> tuple[str, str]:
-        from tools.documents import sheets
-
         text = getattr(sheets, reader)(data)
         return text, ("One table per sheet; the header row names the columns, the first column is the row "
                       "number. Formulas show their last computed values; cell fill colours are listed "
@@ -116,21 +113,15 @@ def _sheet(reader: str) -> Callable[[str, bytes], tuple[str, str]]:
 
 def _office(reader: str) -> Callable[[str, bytes], tuple[str, str]]:
     def run(name: str, data: bytes) -> tuple[str, str]:
-        from tools.documents import office
-
         return getattr(office, reader)(data), ""
     return run
 
 
 def _epub(name: str, data: bytes) -> tuple[str, str]:
-    from tools.documents.archives import epub_markdown
-
     return epub_markdown(data), ""
 
 
 def _zip(name: str, data: bytes) -> tuple[str, str]:
-    from tools.documents.archives import zip_listing
-
     return zip_listing(data, name), ""
 
 

@@ -11,8 +11,10 @@ from typing import BinaryIO
 
 from core.errors import ToolError
 from core.text import human_size, truncate_middle
+from tools.documents.archives import zip_member
 from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, convert, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
+from tools.safe_open import open_file, relative_name, stat_entry, workspace_parts
 
 LINE_CHARS = 2_000
 PAGE_CHARS = 40_000
@@ -67,9 +69,6 @@ def archive_member(workspace: Path, path: str) -> tuple[str, bytes] | None:
     None when no folder of the path is a .zip file, so ordinary paths cost nothing.
     """
     import stat
-
-    from tools.documents.archives import zip_member
-    from tools.safe_open import open_file, relative_name, stat_entry, workspace_parts
 
     parts = workspace_parts(workspace, path)
     if not any(p.lower().endswith(".zip") for p in parts[:-1]):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
+from tools.documents.page_text import extract_main_content
+
 _LONG_LINE = 2_000
 
 
 def html_markdown(html: str, recall: bool = False) -> str:
     """An HTML document's content as Markdown: the article extractor, or all text with recall=True."""
     import trafilatura
-
-    from tools.documents.page_text import extract_main_content
 
     if not recall:
         return extract_main_content(html)

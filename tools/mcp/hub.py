@@ -18,6 +18,9 @@ from core.errors import ConfigError, ToolError
 from tools.base import Tool
 from tools.mcp.config import ServerSpec
 from tools.mcp.remote_tool import RemoteTool, input_schema
+from tools.sandbox import bwrap
+from tools.sandbox.paths import read_only_paths
+from tools.secrets_guard import SecretGuard
 
 START_TIMEOUT = 30.0
 _ACTIVE: list[MCPHub] = []  # the hub of the run in progress, set by mcp_session()
@@ -215,9 +218,6 @@ async def _list_tools(client: Any) -> list[Any]:
 
 def _sandboxed(spec: ServerSpec) -> tuple[list[str], dict[str, str]]:
     """The bwrap command line for a server, and its environment: HOME and TMPDIR in its own scratch folder."""
-    from tools.sandbox import bwrap
-    from tools.sandbox.paths import read_only_paths
-
     problem = bwrap.probe()
     if problem:
         raise MCPStartError(spec.name, f"\"sandbox\": true needs bubblewrap ({problem})")
@@ -277,6 +277,4 @@ def active_tools(workspace: Path, settings: Any = None) -> list[Tool]:
     """The MCP tools of the run in progress, for one task's workspace (none outside a session)."""
     if not _ACTIVE:
         return []
-    from tools.secrets_guard import SecretGuard
-
     return _ACTIVE[-1].tools(workspace, SecretGuard(settings) if settings is not None else None)

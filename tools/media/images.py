@@ -12,6 +12,7 @@ from typing import Any
 from core.errors import ToolError
 from core.images import Image
 from tools.documents.detect import IMAGES, sniff
+from tools.documents.errors import need
 
 # Anthropic resizes anything with a longer edge than 1568 px and rejects images over 5 MB; OpenAI and
 # Gemini take more, so these limits fit every provider.
@@ -102,8 +103,6 @@ def _render_with_pdftoppm(data: bytes, page: int) -> bytes:
 
 def pptx_slide_images(data: bytes, slide: int, name: str) -> list[bytes]:
     """The pictures on slide `slide` (1-based) of a PowerPoint file, largest first (at most four)."""
-    from tools.documents.errors import need
-
     pptx = need("pptx", "python-pptx")
     deck = pptx.Presentation(io.BytesIO(data))
     if not 1 <= slide <= len(deck.slides):

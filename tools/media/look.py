@@ -8,10 +8,17 @@ from typing import Any
 
 from config import Settings
 from core.chat import Completion, Message
-from core.errors import ConfigError, LLMError, ToolError
+from core.errors import ConfigError, LLMError, TaskStopError, ToolError
 from core.images import Image
+from llm import default_model
 from tools.base import Tool, ToolOutput
 from tools.documents.detect import ole_format, sniff, zip_format
+from tools.documents.reading import archive_member
+from tools.media.images import pdf_page_image, pptx_slide_images, prepare_image
+from tools.models import tool_model
+from tools.safe_open import open_file, relative_name, workspace_parts
+from tools.secrets_guard import SecretGuard
+from tools.web.fetch import FetchError, SafeFetcher
 
 # Model names that take images (checked after the provider); local servers only with a vision family name.
 _OPENAI_VISION = re.compile(r"gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|gpt-4-turbo|^o1(?!-mini)|^o3(?!-mini)|^o4")
@@ -47,8 +54,6 @@ def accepts_images(spec: str, settings: Settings) -> bool:
 
 def vision_spec(settings: Settings) -> tuple[str | None, str]:
     """(the model look uses or None, the main model's spec for messages)."""
-    from llm import default_model
-
     try:
         main = settings.model or default_model(settings)
     except ConfigError:
@@ -98,9 +103,6 @@ class LookTool(Tool):
                           usage=[completion])
 
     def _ask(self, spec: str, question: str, images: list[Image]) -> Completion:
-        from core.errors import TaskStopError
-        from providers.budget import tool_model
-
         prompt = (f"{question}\n\nAnswer from what the image{'s' if len(images) > 1 else ''} show. Read "
                   "numbers and text exactly; say so if something is unreadable or not shown.")
         message: Message = {"role": "user", "content": prompt, "images": images}
@@ -119,9 +121,6 @@ class LookTool(Tool):
 def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, str, list[str]]:
     """The bytes of a workspace file or a URL (fetched with scrape's safety rules), its name, and sources."""
     if re.match(r"https?://", path, re.I):
-        from tools.secrets_guard import SecretGuard
-        from tools.web.fetch import FetchError, SafeFetcher
-
         SecretGuard(settings).check(path, "URL")  # a ToolError that names the setting, never the value
         fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
                               allow_private=settings.scrape_allow_private)
@@ -132,9 +131,6 @@ def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, 
         if result.truncated:
             raise ToolError(f"{path} is larger than SCRAPE_MAX_BYTES ({settings.scrape_max_bytes:,} bytes)")
         return result.body, Path(result.url.split("?")[0]).name or "image", [result.url]
-    from tools.documents.reading import archive_member
-    from tools.safe_open import open_file, relative_name, workspace_parts
-
     member = archive_member(workspace, path)  # 'photos.zip/cat.png'
     if member is not None:
         return member[1], member[0], []
@@ -145,8 +141,6 @@ def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, 
 
 def images_of(data: bytes, name: str, page: int | None) -> list[Image]:
     """The image(s) to show: the file itself, or a PDF page / PowerPoint slide's picture(s)."""
-    from tools.media.images import pdf_page_image, pptx_slide_images, prepare_image
-
     found = sniff(name, data[:64])
     key = found[0] if found else ""
     if key == "zip":

@@ -13,6 +13,7 @@ from core.errors import ToolError
 from tools.base import Tool, ToolOutput
 from tools.documents.detect import sniff
 from tools.media.audio import MIME, clock, split_audio
+from tools.media.look import load_source
 from tools.media.speech import Segment, gemini_transcribe, openai_transcribe
 
 OPENAI_LIMIT = 25_000_000 - 500_000  # OpenAI's upload limit is 25 MB; leave room for the form fields
@@ -66,8 +67,6 @@ class TranscribeTool(Tool):
         spec = transcribe_spec(self.settings)
         if spec is None:
             raise ToolError(NO_MODEL)
-        from tools.media.look import load_source
-
         data, name, sources = load_source(self.workspace, self.settings, path)
         found = sniff(name, data[:64])
         if found is None or found[0] not in MIME:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from config import Settings
 from core.errors import ConfigError
-from tools.sandbox import bwrap, landlock, paths
+from tools.sandbox import bwrap, landlock, paths, seccomp
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")
 LAUNCHER = str(Path(__file__).with_name("launcher.py"))
@@ -72,8 +72,6 @@ class Sandbox:
         read_only = paths.read_only_paths(tuple(paths.protected_dirs()))
         cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid()}
         if self.seccomp:
-            from tools.sandbox import seccomp
-
             cfg["seccomp"] = seccomp.program(network=self.network)
         if self.backend == "landlock":
             cfg["landlock"] = {"ro": read_only, "rw": [ws], "files_rw": list(paths.WRITABLE_DEVICES),
@@ -90,8 +88,6 @@ class Sandbox:
 def seccomp_problem() -> str:
     """'' when the seccomp filter can be built here, else why not."""
     try:
-        from tools.sandbox import seccomp
-
         seccomp.program(network=False)
     except (ImportError, RuntimeError, OSError) as exc:
         return f"seccomp unavailable ({exc}; pip install pyseccomp and the system's libseccomp)"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config import Settings
+from tools.python_exec import PythonTool
 
 _CODE = """\
 import socket
@@ -37,8 +38,6 @@ class ProbeResult:
 
 def run_probe(settings: Settings, scratch: Path) -> ProbeResult:
     """Plant a file beside the workspace and listen on loopback, then let a python tool run try both."""
-    from tools.python_exec import PythonTool
-
     with tempfile.TemporaryDirectory(dir=scratch, prefix="probe-") as tmp:
         planted = Path(tmp) / "planted-secret.txt"
         planted.write_text("PROBE-BAIT\n")

@@ -1,0 +1,53 @@
+"""Which adapter serves each provider name, and building one from the settings (its key and base URL)."""
+
+from __future__ import annotations
+
+from config import Settings
+from core.errors import ConfigError
+from providers.anthropic import AnthropicBackend
+from providers.common import Backend
+from providers.context_window import known_server_window
+from providers.gemini import GeminiBackend
+from providers.ollama import OllamaBackend
+from providers.openai_compat import OpenAIBackend
+
+PROVIDERS = ("openai", "anthropic", "gemini", "ollama")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+# Local servers ignore the key, but the SDK insists on one.
+LOCAL_API_KEY = "not-needed"
+
+
+def make_backend(provider: str, model: str, settings: Settings) -> Backend:
+    """The adapter for one provider:model; ConfigError when its key or SDK is missing."""
+    spec = f"{provider}:{model}"
+    if provider == "ollama":
+        # The native API: Ollama's OpenAI-compatible one cannot set the context size (see context_window.py).
+        return OllamaBackend(spec, model, base_url=settings.ollama_base_url, timeout=settings.request_timeout,
+                             budget=settings.context_budget, max_tokens=settings.max_tokens)
+    key = settings.api_key_for(provider)
+    if provider == "openai":
+        if not key and not settings.openai_base_url:
+            raise _missing_key(spec, provider)
+        base = settings.openai_base_url
+        return OpenAIBackend(spec, model, api_key=key or LOCAL_API_KEY, base_url=base,
+                             timeout=settings.request_timeout, key_env="OPENAI_API_KEY" if key else None,
+                             # the window the prompt budget was fitted to (vLLM, llama.cpp): the fit warning
+                             window=(lambda: known_server_window(base, model)) if base else None)
+    if not key:
+        raise _missing_key(spec, provider)
+    if provider == "anthropic":
+        return AnthropicBackend(spec, model, api_key=key, base_url=settings.anthropic_base_url,
+                                timeout=settings.request_timeout)
+    if provider == "gemini":
+        return GeminiBackend(spec, model, api_key=key, base_url=settings.gemini_base_url,
+                             timeout=settings.request_timeout)
+    raise ConfigError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}", "model")
+
+
+def _missing_key(spec: str, provider: str) -> ConfigError:
+    extra = " (or GOOGLE_API_KEY)" if provider == "gemini" else ""
+    local = ""
+    if provider == "openai":
+        local = " For a local OpenAI-compatible server set OPENAI_BASE_URL instead."
+    return ConfigError(f"model {spec} needs {KEY_ENV[provider]}{extra}: set it in the environment or"
+                       f" a .env file.{local}", "model")
