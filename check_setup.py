@@ -24,7 +24,7 @@ from run.dependencies import probe
 from tools.capabilities import attachment_capabilities
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
-from tools.sandbox.probe import run_probe, summary
+from tools.sandbox_probe import run_probe, summary
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 

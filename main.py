@@ -9,24 +9,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cache.cli import main as cache_command
 from config import load_settings, project_version
-from core.errors import ConfigError, LLMFatalError, TaskFileError
-from report.html.cli import main as report_command
-from run.execute import execute
-from run.files import OutputError
-from run.results import ResultsWriteError
-from run.serve_mcp import main as serve_mcp_command
+from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
+# Each command imports its own package when it runs (the imports below marked "start-up"): loading the
+# agent, its tools and the report modules takes ~0.25 s that --help, --version and `main.py cache` need not wait.
+
+
+def _report(argv: list[str]) -> int:
+    """`main.py report results.jsonl`: rebuild the HTML and Markdown of an earlier run."""
+    from report.html.cli import main as report  # start-up: only this command needs it
+
+    return report(argv)
+
+
+def _serve_mcp(argv: list[str]) -> int:
+    """`main.py serve-mcp`: the agent as an MCP server."""
+    from run.serve_mcp import main as serve  # start-up: only this command needs it
+
+    return serve(argv)
+
+
+def _cache(argv: list[str]) -> int:
+    """`main.py cache stats|prune|clear`: look after the --cache directory."""
+    from cache.cli import main as cache  # start-up: only this command needs it
+
+    return cache(argv)
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
-SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "report": report_command,
-    "serve-mcp": serve_mcp_command,
-    "cache": cache_command,
-}
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,6 +164,8 @@ def apply_base_url(settings: Any, base_url: str | None) -> Any:
 
 def run(args: argparse.Namespace, settings: Any) -> int:
     """Run the task file with these settings (run/execute.py); exit 0 when every task was answered, else 1."""
+    from run.execute import execute  # start-up: the agent, tools and models load only for a run
+
     return int(execute(args, settings))
 
 

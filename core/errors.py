@@ -89,6 +89,21 @@ class TaskFileError(Exception):
         self.reason = reason
 
 
+class OutputError(Exception):
+    """The report cannot be written safely (exit code 2, nothing of the user's touched)."""
+
+
+class ResultsWriteError(Exception):
+    """The records file could not be written (disk full, quota...): the run stops; what was saved stays."""
+
+    def __init__(self, path: Path, exc: OSError, saved: int | None, records: Path) -> None:
+        kept = (f"{records.name} holds the {saved} task(s) finished before, intact" if saved is not None else
+                "the previous report and records were left as they were")
+        super().__init__(f"cannot write {path} ({exc.strerror or exc}); the run was stopped. {kept}: free some "
+                         "space, then rerun" + (" with --resume" if saved else ""))
+        self.path, self.saved = path, saved
+
+
 class LLMFatalError(LLMError):
     """A failure every task would hit (rejected key, unknown model): the run stops."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import urllib.request
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +33,8 @@ def ollama_root(base_url: str) -> str:
 
 
 def _get_json(url: str, body: dict[str, Any] | None = None, timeout: float = PROBE_TIMEOUT) -> Any:
+    import urllib.request  # 25 ms to import: only a probe needs it
+
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:

@@ -14,14 +14,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.errors import OutputError
 from report.html.paths import html_path_for
 from report.markdown import records_path
 from report.note import note_path
 from tasks.taskfile import STDIN, Task
-
-
-class OutputError(Exception):
-    """The report cannot be written safely (exit code 2, nothing of the user's touched)."""
 
 
 def real(path: Path) -> Path:

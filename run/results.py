@@ -13,22 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.errors import ResultsWriteError
 from report.html.paths import html_path_for
 from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
 from report.note import save_note
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
 from tasks.taskfile import LARGE_TASK_COUNT, Task
-
-
-class ResultsWriteError(Exception):
-    """The records file could not be written (disk full, quota...): the run stops; what was saved stays."""
-
-    def __init__(self, path: Path, exc: OSError, saved: int | None, records: Path) -> None:
-        kept = (f"{records.name} holds the {saved} task(s) finished before, intact" if saved is not None else
-                "the previous report and records were left as they were")
-        super().__init__(f"cannot write {path} ({exc.strerror or exc}); the run was stopped. {kept}: free some "
-                         "space, then rerun" + (" with --resume" if saved else ""))
-        self.path, self.saved = path, saved
 
 
 @dataclass

@@ -193,3 +193,13 @@ def test_broken_tools_module_exits_2_before_any_request(tmp_path: Path, capsys: 
     (tmp_path / "bad_tools.py").write_text("TOOLS = []\n")
     assert main.main(["tasks.txt", "--model", "openai:x", "--tools", "bad_tools.py"]) == 2
     assert "has no function tools(settings, workspace)" in capsys.readouterr().err
+
+
+def test_version_prints_the_version_pyproject_holds(tmp_path: Path) -> None:
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    run = subprocess.run([sys.executable, str(ROOT / "main.py"), "--version"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == f"main.py {version}", run.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written where it ran

@@ -10,8 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from core.errors import ResultsWriteError
 from report.markdown import TaskRecord
-from run.results import Previous, ResultsStore, ResultsWriteError
+from run.results import Previous, ResultsStore
 from tools.base import ToolRegistry, tool
 
 

@@ -159,7 +159,7 @@ def test_the_agent_process_is_not_dumpable() -> None:
 @pytest.mark.skipif(select("auto").backend == "none", reason="no sandbox on this machine (Landlock or bwrap)")
 def test_check_setup_probe_tells_a_contained_child_from_an_unconfined_one(tmp_path: Path) -> None:
     from config import Settings
-    from tools.sandbox.probe import run_probe, summary
+    from tools.sandbox_probe import run_probe, summary
 
     boxed = run_probe(Settings(), tmp_path)
     bare = run_probe(Settings(sandbox="none"), tmp_path)

@@ -13,8 +13,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 
 @dataclass
 class ToolOutput:
@@ -150,12 +148,21 @@ _VALIDATORS: dict[str, Any] = {}
 _VALIDATORS_LOCK = threading.Lock()
 
 
+def best_match(errors: Any) -> Any:
+    """jsonschema's most relevant error of a validation, or None."""
+    import jsonschema  # already loaded by _validator
+
+    return jsonschema.exceptions.best_match(errors)
+
+
 def _validator(schema: dict[str, Any]) -> Any:
     """A checked validator for a tool schema, cached by the schema's text: tools are rebuilt for every task."""
     text = json.dumps(schema, sort_keys=True, default=str)
     with _VALIDATORS_LOCK:
         found = _VALIDATORS.get(text)
     if found is None:
+        import jsonschema  # 60 ms to import: loaded with the first tool, not with the CLI
+
         jsonschema.Draft202012Validator.check_schema(schema)
         found = jsonschema.Draft202012Validator(schema)
         with _VALIDATORS_LOCK:
@@ -212,7 +219,8 @@ class ToolRegistry:
         """Resolve the tool and turn the Action Input into validated keyword arguments."""
         found = self.resolve(name)
         args = coerce_arguments(found, arguments)
-        error = jsonschema.exceptions.best_match(_validator(found.parameters).iter_errors(args))
+        validator = _validator(found.parameters)
+        error = best_match(validator.iter_errors(args))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise ToolArgumentsError(found.name, f"{where + ': ' if where else ''}{error.message}",

@@ -1,4 +1,8 @@
-"""MCP servers as tool sources: each server's tools become agent tools named `server.tool`."""
+"""MCP servers as tool sources: each server's tools become agent tools named `server.tool`.
+
+Owns the server settings (config.py), the run's connections (hub.py), one remote tool (remote_tool.py)
+and check_setup's view (check.py). May import core, config, the tools base modules and tools/sandbox.
+"""
 
 from __future__ import annotations
 

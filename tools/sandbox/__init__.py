@@ -1,4 +1,9 @@
-"""The OS sandbox for the python tool: pick a backend once per run and build the child's command line."""
+"""The OS sandbox for the python tool: pick a backend once per run and build the child's command line.
+
+Owns the backends (Landlock, bubblewrap, seccomp), the paths confined code may read, the workspace
+byte budget and the child's launcher (check_setup's live probe of it is tools/sandbox_probe.py). May
+import core and config; the python tool and MCP's stdio servers use it.
+"""
 
 from __future__ import annotations
 
