@@ -128,7 +128,7 @@ def probe_model(llm: Any) -> Check:
         return Check("model request", WARN, f"reachable, but the reply had no visible text: {exc}",
                      "a thinking model may need more room: raise --max-tokens or AGENT_MAX_TOKENS for runs")
     except LLMError as exc:
-        return Check("model request", FAIL, str(exc).splitlines()[0], "see README › Troubleshooting")
+        return Check("model request", FAIL, str(exc).splitlines()[0], "see docs/troubleshooting.md")
     return Check("model request", OK, f"{c.model} answered {c.text.strip()[:20]!r} in {c.latency:.1f} s")
 
 
@@ -174,7 +174,7 @@ def check_sandbox(settings: Any, scratch: Path) -> Check:
     if settings.sandbox == "none" or settings.python_network:
         return Check("sandbox", WARN, detail, "unset AGENT_SANDBOX / AGENT_PYTHON_NETWORK to confine model code")
     return Check("sandbox", OK if contained else WARN, detail,
-                 "" if contained else "install bubblewrap or use a kernel with Landlock (see README › Security)")
+                 "" if contained else "install bubblewrap or use a kernel with Landlock (see docs/security.md)")
 
 
 class _Page(BaseHTTPRequestHandler):

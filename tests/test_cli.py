@@ -167,7 +167,7 @@ def test_help_lists_the_flags() -> None:
 
 
 def test_tools_flag_registers_a_user_tool_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "tools-and-mcp.md").read_text()
     module = readme.split("# my_tools.py\n", 1)[1].split("```", 1)[0]
     (tmp_path / "my_tools.py").write_text(module)
     (tmp_path / "tasks.txt").write_text("How many words are in 'a b c'?\n")

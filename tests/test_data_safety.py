@@ -252,8 +252,8 @@ def test_a_corrupt_records_line_is_reported_on_resume(model: LoopbackServer) -> 
     assert len(records()) == 2 and "resuming: 1 finished task(s) kept, 1 to run" in proc.stderr
 
 
-def test_help_example_models_are_the_readme_defaults() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_help_example_models_are_the_documented_defaults() -> None:
+    readme = (ROOT / "docs" / "models.md").read_text()
     order = readme.split("Without `--model`:", 1)[1].split("; else", 1)[0]
     defaults = [m for m in order.replace(",", " ").replace("`", " ").split() if ":" in m.strip(":")]
     assert len(defaults) == 3
