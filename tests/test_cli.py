@@ -166,9 +166,12 @@ def test_help_lists_the_flags() -> None:
         assert flag in proc.stdout
 
 
-def test_tools_flag_registers_a_user_tool_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    readme = (ROOT / "docs" / "tools-and-mcp.md").read_text()
-    module = readme.split("# my_tools.py\n", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize("page", ["README.md", "docs/tools-and-mcp.md"])
+def test_tools_flag_registers_a_user_tool_module(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, page: str) -> None:
+    """The my_tools.py a user copies from the README or the tools page works with --tools."""
+    text = (ROOT / page).read_text()
+    module = next(block for block in text.split("```python\n")[1:] if "def tools(settings, workspace)" in block)
+    module = module.split("```", 1)[0]
     (tmp_path / "my_tools.py").write_text(module)
     (tmp_path / "tasks.txt").write_text("How many words are in 'a b c'?\n")
     steps = ['Action: word_count\nAction Input: {"text": "a b c"}', "Final Answer: 3 words"]

@@ -93,3 +93,15 @@ def test_relative_links_resolve(page: str) -> None:
         if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
             broken.append(target)
     assert broken == []
+
+
+def test_readme_examples_parse() -> None:
+    """Every `python main.py` line in the README's examples uses flags the CLI has."""
+    block = README.split("## Examples", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].split()[2:] for line in block.splitlines() if line.startswith("python main.py")]
+    assert len(commands) >= 5
+    for argv in commands:
+        if argv[0] in main.SUBCOMMANDS:
+            continue
+        args = main.parse_args([a.strip('"') for a in argv])
+        assert args.tasks, argv
