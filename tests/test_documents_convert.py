@@ -168,6 +168,18 @@ def test_scrape_of_a_scanned_pdf_points_to_look(tmp_path: Path) -> None:
     assert isinstance(out, ToolOutput) and "no text layer" in out.text
 
 
+def test_a_pdf_pypdf_cannot_read_is_one_clear_error_in_read_file_and_scrape(ws: Path) -> None:
+    broken = b"%PDF-1.7\n" + b"\x00not a pdf body" * 40
+    (ws / "broken.pdf").write_bytes(broken)
+    with pytest.raises(ToolError, match="could not convert broken.pdf: could not read the PDF: "):
+        read(ws, "broken.pdf")
+    tool = ScrapeTool(ws, Settings(scrape_allow_private=True, scrape_timeout=2.0))
+    with LoopbackServer(routes({"/b.pdf": Response(body=broken, content_type="application/pdf")})) as server:
+        out = tool.run(url=f"{server.url}/b.pdf")
+    assert isinstance(out, str)
+    assert out.startswith(f"Error: could not scrape {server.url}/b.pdf: could not read the PDF: ")
+
+
 def test_scrape_of_an_image_points_to_look_with_the_url(tmp_path: Path) -> None:
     tool = ScrapeTool(tmp_path / "ws", Settings(scrape_allow_private=True, scrape_timeout=2.0))
     with LoopbackServer(routes({"/p/cat": Response(body=fx.png_bytes(), content_type="image/png")})) as server:

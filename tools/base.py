@@ -148,13 +148,6 @@ _VALIDATORS: dict[str, Any] = {}
 _VALIDATORS_LOCK = threading.Lock()
 
 
-def best_match(errors: Any) -> Any:
-    """jsonschema's most relevant error of a validation, or None."""
-    import jsonschema  # already loaded by _validator
-
-    return jsonschema.exceptions.best_match(errors)
-
-
 def _validator(schema: dict[str, Any]) -> Any:
     """A checked validator for a tool schema, cached by the schema's text: tools are rebuilt for every task."""
     text = json.dumps(schema, sort_keys=True, default=str)
@@ -220,7 +213,9 @@ class ToolRegistry:
         found = self.resolve(name)
         args = coerce_arguments(found, arguments)
         validator = _validator(found.parameters)
-        error = best_match(validator.iter_errors(args))
+        import jsonschema  # loaded by _validator already: this only names it
+
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise ToolArgumentsError(found.name, f"{where + ': ' if where else ''}{error.message}",

@@ -29,14 +29,24 @@ def parse_pages(spec: str, count: int) -> list[int]:
     return sorted(wanted)
 
 
-def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
-    """The text of a PDF with '--- page N ---' markers, and its page count."""
+def _open(body: bytes) -> tuple[Any, int]:
+    """pypdf's reader of a PDF and its page count; ConversionError for a password or a PDF pypdf cannot read."""
     from pypdf import PdfReader  # a hard dependency, imported when a PDF is read (import cost)
 
-    reader = PdfReader(io.BytesIO(body))
-    if reader.is_encrypted and not reader.decrypt(""):
-        raise ConversionError("the PDF is password-protected")
-    count = len(reader.pages)
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ConversionError("the PDF is password-protected")
+        return reader, len(reader.pages)
+    except ConversionError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
+        raise ConversionError(f"could not read the PDF: {exc}") from exc
+
+
+def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
+    """The text of a PDF with '--- page N ---' markers, and its page count; ConversionError when unreadable."""
+    reader, count = _open(body)
     numbers = parse_pages(pages, count) if pages else list(range(1, count + 1))
     parts = []
     for number in numbers:
@@ -50,12 +60,7 @@ def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
 
 def pdf_markdown(data: bytes) -> tuple[str, int, bool]:
     """The PDF's text with '--- page N ---' markers, its page count, and whether it has no text at all."""
-    try:
-        text, count = pdf_text(data)
-    except ConversionError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
-        raise ConversionError(f"could not read the PDF: {exc}") from exc
+    text, count = pdf_text(data)
     return text, count, is_scanned(text)
 
 

@@ -147,10 +147,8 @@ class ScrapeTool(Tool):
     def _pdf(body: bytes, pages: str | None, lines: list[str]) -> str:
         try:
             text, count = pdf_text(body, pages)
-        except ConversionError as exc:  # a bad page range, a password
+        except ConversionError as exc:  # a bad page range, a password, a PDF pypdf cannot read
             raise ScrapeInputError(str(exc)) from exc
-        except Exception as exc:  # noqa: BLE001 - pypdf's errors are many and untyped
-            raise ScrapeInputError(f"could not read the PDF: {exc}") from exc
         lines.append(f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else ""))
         if is_scanned(text):
             lines.append(SCANNED_NOTE)
