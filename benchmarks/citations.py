@@ -1,0 +1,264 @@
+"""Score the citation check (sources/check.py) on answers built from real page texts with planted faults.
+
+Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--misses]
+
+Each case is one answer citing two pages the task "read" ([1] and [2], their text as scrape keeps it:
+tools.documents.page_text.extract_main_content on pages of the Zyte article-extraction set), with a third
+page's URL "seen" in search but never read. Its claims are sentences of those pages: correct ones (verbatim,
+with numbers and dates respelled — 2,148,000 as 2.148 million, 5% as 5 percent, March 3, 2021 as 3 March
+2021 — and trimmed to a few words around the figure), and planted faults: one digit of a figure changed,
+a sentence of page 2 cited as [1] (swapped source), a citation of a source never read (fabricated), a
+sentence with an invented figure appended, an invented URL and the unread search result's URL.
+
+Pages whose id starts with 0-9 make the tuning cases (the checker's rules were adjusted looking at them);
+pages starting with a-f make the held-out cases, never looked at while tuning. Both are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from multiprocessing import Pool
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sources.check import FAILING, NOT_READ, UNSUPPORTED, WRONG_SOURCE, check_citations  # noqa: E402
+from sources.ledger import Read, SourceLedger  # noqa: E402
+
+# ../shared/data/article-extraction beside the checkout (a worktree's is one level further up)
+DEFAULT_DATA = next((p / "shared" / "data" / "article-extraction" for p in ROOT.parents
+                     if (p / "shared" / "data" / "article-extraction").is_dir()),
+                    ROOT.parent / "shared" / "data" / "article-extraction")
+ORIGINALS: dict[str, str] = {}  # changed-number claim -> the sentence it was made from (for --misses)
+CORRECT = ("correct: verbatim", "correct: respelled", "correct: trimmed", "correct: paraphrased")
+CAUGHT_BY = {"changed number": {UNSUPPORTED, WRONG_SOURCE}, "invented number": {UNSUPPORTED, WRONG_SOURCE},
+             "swapped source": {WRONG_SOURCE}, "fabricated": {"fabricated"}, "invented URL": {NOT_READ},
+             "unread search result": {NOT_READ}}
+_FIGURE = re.compile(r"(?<![\w\-.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\-])|(?<![\w\-.,])\d+(?:\.\d+)?(?![\w\-])")
+_SENTENCE = re.compile(r"\S.*?[.!?](?=\s+[\"“]?[A-Z]|\s*$)")
+_MONTH_DATE = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
+                         r"December) (\d{1,2}), (\d{4})\b")
+
+
+@dataclass
+class Page:
+    """One page as the task read it: its id, URL, title and the text scrape kept, with its figure sentences."""
+
+    id: str
+    url: str
+    text: str
+    sentences: list[str]
+
+
+def _extract(job: tuple[str, str, str]) -> tuple[str, str]:
+    page_id, path, url = job
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tools.documents.page_text import extract_main_content  # heavy (trafilatura): only in the workers
+
+    html = gzip.decompress(Path(path).read_bytes()).decode("utf-8", errors="replace")
+    try:
+        return page_id, extract_main_content(html, url)
+    except Exception:  # noqa: BLE001 - a page the extractor cannot read is left out
+        return page_id, ""
+
+
+def figure_sentences(text: str) -> list[str]:
+    """Sentences of 50-280 characters that state a figure (a number not inside a word or code)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("#>*-| ").strip()
+        for m in _SENTENCE.finditer(line):
+            sentence = m.group(0).strip()
+            if 50 <= len(sentence) <= 280 and _FIGURE.search(sentence) and "http" not in sentence \
+                    and sentence[0].isupper() and "[" not in sentence:
+                out.append(sentence)
+    return out
+
+
+def load_pages(data: Path, workers: int) -> list[Page]:
+    """Every page of the set with at least three figure sentences, in id order."""
+    truth = json.loads((data / "ground-truth.json").read_text(encoding="utf-8"))
+    jobs = [(pid, str(data / "html" / f"{pid}.html.gz"), truth[pid].get("url", "")) for pid in sorted(truth)]
+    with Pool(workers) as pool:
+        texts = dict(pool.map(_extract, jobs))
+    pages = [Page(pid, truth[pid].get("url", ""), texts[pid], figure_sentences(texts[pid])) for pid in sorted(truth)]
+    return [p for p in pages if len(p.sentences) >= 3 and p.url]
+
+
+def change_digit(sentence: str, rng: random.Random) -> str | None:
+    """The sentence with one digit of one figure changed (never the leading digit to 0)."""
+    figures = list(_FIGURE.finditer(sentence))
+    if not figures:
+        return None
+    m = rng.choice(figures)
+    digits = [i for i, ch in enumerate(m.group(0)) if ch.isdigit()]
+    i = rng.choice(digits)
+    old = m.group(0)[i]
+    choices = [d for d in "0123456789" if d != old and not (d == "0" and i == digits[0])]
+    new = m.group(0)[:i] + rng.choice(choices) + m.group(0)[i + 1:]
+    return sentence[:m.start()] + new + sentence[m.end():]
+
+
+def respell(sentence: str) -> str | None:
+    """The sentence with a figure or date written another common way, or None when none applies."""
+    date = _MONTH_DATE.search(sentence)
+    if date:
+        return sentence[:date.start()] + f"{date.group(2)} {date.group(1)} {date.group(3)}" + sentence[date.end():]
+    for m in _FIGURE.finditer(sentence):
+        text, after = m.group(0), sentence[m.end():]
+        value = float(text.replace(",", ""))
+        if after.startswith("%"):
+            return sentence[:m.end()] + " percent" + after[1:]
+        if re.match(r"\s+percent\b", after):
+            return sentence[:m.end()] + "%" + after[len(" percent"):]
+        if "," in text and value >= 1_000_000 and "." not in text:
+            return sentence[:m.start()] + f"{value / 1e6:.6f}".rstrip("0").rstrip(".") + " million" + after
+        if "," in text:
+            return sentence[:m.start()] + text.replace(",", "") + after
+        if value >= 10_000 and "." not in text:
+            return sentence[:m.start()] + f"{int(value):,}" + after
+    return None
+
+
+def trim(sentence: str) -> str:
+    """A few words around the sentence's first figure: a terse claim."""
+    words = sentence.rstrip(".!?").split()
+    at = next(i for i, w in enumerate(words) if _FIGURE.search(w))
+    end = at + 5
+    while end < len(words) and _FIGURE.search(words[end - 1]):
+        end += 1  # a figure keeps the word after it (its unit or scale)
+    text = " ".join(words[max(0, at - 6): end]).strip(",;:")
+    first = next((i for i, ch in enumerate(text) if ch.isalpha()), 0)
+    return text[:first] + text[first:first + 1].upper() + text[first + 1:]
+
+
+def paraphrase(sentence: str, rng: random.Random) -> str:
+    """A lossy rewording: every figure (with the word after it) kept, but only about 40% of the other words."""
+    words = sentence.rstrip(".!?").split()
+    quoted = False  # words inside a quotation stay: a changed quotation is a fault, not a paraphrase
+    keep = []
+    for i, w in enumerate(words):
+        opens, closes = w.count("“") + w.count('"'), w.count("”") + w.count('"')
+        inside = quoted or opens > 0
+        quoted = (quoted or opens > 0) and not (closes > 0 and (quoted or w.count('"') != 1))
+        if inside or _FIGURE.search(w) or (i and _FIGURE.search(words[i - 1])) or rng.random() < 0.4:
+            keep.append(w)
+    return "Reportedly, " + " ".join(keep).strip(",;:")
+
+
+def cite(sentence: str, n: int) -> str:
+    """The claim as an answer writes it: the sentence with `[n]` before its final stop."""
+    body = sentence.rstrip().rstrip(".!?")
+    return f"{body} [{n}]."
+
+
+def build_case(a: Page, b: Page, seen: Page, rng: random.Random) -> tuple[SourceLedger, list[tuple[str, str]]]:
+    """One answer's planted claims (category, text) and the ledger of the two pages it read."""
+    ledger = SourceLedger()
+    ledger.observe(a.text, [Read(a.url, a.url.rsplit("/", 1)[-1])])
+    ledger.observe(b.text, [Read(b.url, "")])
+    s = rng.sample(a.sentences, 3)
+    t = rng.sample(b.sentences, 2)
+    claims = [("correct: verbatim", cite(s[0], 1)), ("correct: verbatim", cite(t[0], 2)),
+              ("correct: trimmed", cite(trim(s[1]), 1)), ("correct: paraphrased", cite(paraphrase(t[1], rng), 2))]
+    respelled = respell(t[1]) or respell(s[1])
+    if respelled:
+        claims.append(("correct: respelled", cite(respelled, 2 if respell(t[1]) else 1)))
+    for original, n in ((s[2], 1), (rng.choice(b.sentences), 2)):
+        changed = change_digit(original, rng)
+        if changed:
+            claims.append(("changed number", cite(changed, n)))
+            ORIGINALS[cite(changed, n)] = original
+    claims += [("swapped source", cite(t[1], 1)), ("fabricated", cite(rng.choice(b.sentences), rng.choice([3, 4, 7]))),
+               ("invented number", cite(s[0].rstrip(".!?") + f", according to a survey of {rng.randint(1200, 9800):,}"
+                                                             " people", 1)),
+               ("invented URL", f"More detail is at https://{a.url.split('/')[2]}/reports/{rng.randint(1000, 9999)}"
+                                "-summary.html"),
+               ("unread search result", f"See also {seen.url}")]
+    return ledger, claims
+
+
+def verdicts(ledger: SourceLedger, claims: list[tuple[str, str]], bullets: bool) -> list[tuple[str, str, str]]:
+    """(category, claim, verdict) for each planted claim; `none` when the check made no citation of it."""
+    answer = "\n".join(f"- {text}" for _, text in claims) if bullets else " ".join(text for _, text in claims)
+    found = check_citations(answer, ledger)
+    out = []
+    for category, text in claims:
+        if category in ("invented URL", "unread search result"):
+            mine = [c for c in found if c.url and c.url in text]
+        else:  # the citation of this claim's marker whose claim is this one, a piece of it, or holds it
+            n = int(text.rsplit("[", 1)[1].split("]")[0])
+            mine = [c for c in found if c.n == n and c.claim and (c.claim in text or text in c.claim)]
+        out.append((category, text, mine[0].verdict if mine else "none"))
+    return out
+
+
+def run(pages: list[Page], cases: int, seed: int) -> list[tuple[str, str, str]]:
+    """The verdicts of `cases` answers built from these pages."""
+    rng = random.Random(seed)
+    results = []
+    for i in range(min(cases, len(pages))):
+        a, b, seen = pages[i], pages[(i + 1) % len(pages)], pages[(i + 2) % len(pages)]
+        ledger, claims = build_case(a, b, seen, rng)
+        results += verdicts(ledger, claims, bullets=i % 2 == 0)
+    return results
+
+
+def table(name: str, results: list[tuple[str, str, str]]) -> dict[str, tuple[int, int]]:
+    """Print caught (faults) or flagged (correct claims) per category; return them."""
+    per: dict[str, tuple[int, int]] = {}
+    by_category: dict[str, list[str]] = {}
+    for category, _, verdict in results:
+        by_category.setdefault(category, []).append(verdict)
+    print(f"\n{name}")
+    print(f"| {'claims':<22} | {'n':>4} | {'caught / flagged':>17} | {'rate':>6} | verdicts")
+    for category in [*CORRECT, *CAUGHT_BY]:
+        got = by_category.get(category, [])
+        hits = sum(v in FAILING for v in got) if category in CORRECT else sum(v in CAUGHT_BY[category] for v in got)
+        per[category] = (hits, len(got))
+        rate = f"{hits / len(got):.1%}" if got else "n/a"
+        spread = ", ".join(f"{v} {n}" for v, n in Counter(got).most_common())
+        print(f"| {category:<22} | {len(got):>4} | {hits:>17} | {rate:>6} | {spread}")
+    correct = [v for c, _, v in results if c in CORRECT]
+    flagged = sum(v in FAILING for v in correct)
+    print(f"correct claims flagged: {flagged}/{len(correct)} = {flagged / max(1, len(correct)):.1%}")
+    return per
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the cases, check them and print the tables for the tuning and held-out halves."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--cases", type=int, default=1000, help="answers per half at most (default: one per page)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--misses", action="store_true", help="list the tuning half's misses and false flags")
+    args = parser.parse_args(argv)
+    pages = load_pages(args.data, args.workers)
+    tuning = [p for p in pages if p.id[0] in "0123456789"]
+    held_out = [p for p in pages if p.id[0] not in "0123456789"]
+    print(f"{len(pages)} pages with 3+ figure sentences: {len(tuning)} tuning, {len(held_out)} held out")
+    for name, group in (("tuning", tuning), ("held out", held_out)):
+        results = run(group, args.cases, args.seed)
+        table(f"{name}: {min(args.cases, len(group))} answers, {len(results)} claims", results)
+        if args.misses and name == "tuning":
+            for category, text, verdict in results:
+                wrong = verdict in FAILING | {"none"} if category in CORRECT else verdict not in CAUGHT_BY[category]
+                if wrong:
+                    print(f"  {category} -> {verdict}: {text}")
+                    if category == "changed number":
+                        print(f"      (from: {ORIGINALS.get(text, '?')})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

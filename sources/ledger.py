@@ -1,0 +1,137 @@
+"""The sources one task read, numbered in the order it first read them, with the text each one gave."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a tool declares about one source: it read `url` (a URL or a workspace path) and got `text`.
+
+    `text` None means the tool's whole observation is what it read. `error` set means the tool tried and
+    could not read it (a DNS error, a 404, a blocked page): the source is listed as not read. `aliases` are
+    other addresses of the same source, e.g. the URL asked for before a redirect.
+    """
+
+    url: str
+    title: str = ""
+    text: str | None = None
+    error: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class Source:
+    """One source of a task: its number (None when it was never read), address, title, and what it gave."""
+
+    n: int | None
+    url: str
+    title: str = ""
+    read: bool = True
+    error: str | None = None
+    text: str = ""  # kept for the citation check; records carry only record()
+    aliases: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The source as results.jsonl holds it: {n, url, title, read, error}."""
+        return {"n": self.n, "url": self.url, "title": self.title, "read": self.read, "error": self.error}
+
+    def header(self) -> str:
+        """`[n] Title — URL` (a local file: `[n] path`), the line at the head of the observation that read it."""
+        return f"[{self.n}] {self.title} — {self.url}" if self.title and self.title != self.url else \
+            f"[{self.n}] {self.url}"
+
+
+_TRAILING = ".,;:!?)]}>'\"”’*_`"
+
+
+def normalize_url(url: str) -> str:
+    """One spelling per address: no trailing punctuation, fragment, `www.`, default port or final slash."""
+    url = url.strip().rstrip(_TRAILING)
+    if not re.match(r"(?i)^https?://", url):
+        return url.removeprefix("./")
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    port = parts.port if parts.port not in (None, 80, 443) else None
+    netloc = f"{host}:{port}" if port else host
+    return urlunsplit(("https", netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
+def one_line(text: str, limit: int = 150) -> str:
+    """Text on one line, at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class SourceLedger:
+    """The sources of one task: read ones numbered 1, 2, ... in reading order, failed ones kept unnumbered."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self._by_key: dict[str, Source] = {}
+
+    def observe(self, observation: str, reads: list[Read]) -> str:
+        """Note what a tool call read; the observation with `[n] Title — URL` lines for those sources on top."""
+        headers = []
+        for read in reads:
+            source = self.note(read, observation)
+            if source is not None and source.read and source.header() not in headers:
+                headers.append(source.header())
+        return "\n".join(headers) + "\n" + observation if headers else observation
+
+    def note(self, read: Read, observation: str = "") -> Source | None:
+        """Record one Read; returns its source (None for an empty address)."""
+        if not read.url.strip():
+            return None
+        keys = [normalize_url(u) for u in (read.url, *read.aliases) if u.strip()]
+        source = next((self._by_key[k] for k in keys if k in self._by_key), None)
+        if read.error is not None:
+            if source is None:
+                source = self._add(Source(None, read.url.strip(), one_line(read.title), False, one_line(read.error,
+                                                                                                      500)))
+            elif not source.read:
+                source.error = one_line(read.error, 500)
+        else:
+            text = observation if read.text is None else read.text
+            if source is None:
+                source = self._add(Source(None, read.url.strip(), one_line(read.title)))
+            if not source.read or source.n is None:
+                source.read, source.error, source.n = True, None, len(self.read_sources()) + 1
+            if text and text not in source.text:
+                source.text = (source.text + "\n\n" + text) if source.text else text
+            source.title = source.title or one_line(read.title)
+        for key in keys:
+            self._by_key.setdefault(key, source)
+            if key != normalize_url(source.url) and key not in source.aliases:
+                source.aliases.append(key)
+        return source
+
+    def _add(self, source: Source) -> Source:
+        self.sources.append(source)
+        return source
+
+    def read_sources(self) -> list[Source]:
+        """The sources read successfully, by number."""
+        return sorted((s for s in self.sources if s.read and s.n is not None), key=lambda s: s.n or 0)
+
+    def number(self, n: int) -> Source | None:
+        """The read source numbered n, or None."""
+        return next((s for s in self.sources if s.read and s.n == n), None)
+
+    def was_read(self, url: str) -> bool:
+        """True when this address (or an alias of it) was read successfully."""
+        source = self._by_key.get(normalize_url(url))
+        return source is not None and source.read
+
+    @property
+    def sourced(self) -> bool:
+        """True when at least one source was read successfully."""
+        return any(s.read for s in self.sources)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every source as results.jsonl holds it: read ones by number, then the ones that failed."""
+        return [s.record() for s in self.read_sources()] + [s.record() for s in self.sources if not s.read]
