@@ -21,7 +21,10 @@ from prompt.protocol import (
     render_system_prompt,
 )
 from providers.budget import charge_tool_call, last_call, tool_budget
-from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError
+from sources.check import Citation, check_citations
+from sources.ledger import SourceLedger
+from sources.verify import verify_citations
+from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, call_reads, error_output
 from tools.call_deadline import call_deadline, run_tool
 
 ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
@@ -101,8 +104,21 @@ class AgentResult:
     steps: list[Step] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     elapsed: float = 0.0
-    sources: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # URLs and files read successfully, in reading order
     error: str | None = None
+    ledger: SourceLedger = field(default_factory=SourceLedger)  # every source, numbered, with its text
+    citations: list[Citation] = field(default_factory=list)  # the answer's [n] claims and URLs, checked
+
+    @property
+    def sourced(self) -> bool:
+        """True when the task read at least one source successfully."""
+        return self.ledger.sourced
+
+    @property
+    def tool_failures(self) -> list[dict[str, Any]]:
+        """Each failed tool call (raised, or answered `Error: ...`): its step, tool and error line."""
+        return [{"step": s.number, "tool": s.action, "error": s.observation.strip().splitlines()[0][:500]}
+                for s in self.steps if s.error == "tool" and s.observation.strip()]
 
     @property
     def cost(self) -> float | None:
@@ -118,13 +134,14 @@ class ReActAgent:
                  memory_factory: Callable[[], Memory] | None = None, answer_style: str = "plain",
                  max_tokens: int | None = None, temperature: float | None = None,
                  on_event: Callable[[Event], None] | None = None, tool_timeout: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, verify_claims: bool = False) -> None:
         self.llm = llm
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or [])
         self.max_steps, self.max_format_errors, self.time_limit = max_steps, max_format_errors, time_limit
         self.memory_factory = memory_factory or Memory
         self.answer_style, self.max_tokens, self.temperature = answer_style, max_tokens, temperature
         self.on_event, self.clock, self.tool_timeout = on_event, clock, tool_timeout
+        self.verify_claims = verify_claims  # --verify-claims model: the model also judges each cited claim
 
     def register_tool(self, tool: Tool) -> Tool:
         """Add a tool this agent may call."""
@@ -143,6 +160,7 @@ class ReActAgent:
         except TaskDeadlineExceeded as exc:
             limit = "" if self.time_limit is None else f" of {self.time_limit:g} s"
             run.result.status, run.result.error = TIME_LIMIT, f"time limit{limit} reached: {exc}"
+        run.check_answer()
         run.result.elapsed = self.clock() - run.started
         self._emit(Event("final", len(run.result.steps), {"status": run.result.status,
                                                           "answer": run.result.answer}))
@@ -211,16 +229,16 @@ class _Run:
         except TaskStopError:  # a spend cap or a --replay miss inside a tool ends the task, like a model call
             raise
         except ToolError as exc:  # a failed model call of the tool (look) may still have been billed
-            output, step.error = ToolOutput(f"Error: {exc}", usage=list(getattr(exc, "usage", []))), "tool"
+            output, step.error = error_output(exc), "tool"
         except Exception as exc:  # a tool bug must not end the task: the model sees it and goes on
             output, step.error = ToolOutput(f"Error: {type(exc).__name__}: {exc}"), "tool"
-        for url in output.sources:
-            if url not in self.result.sources:
-                self.result.sources.append(url)
+        if output.text.startswith("Error:"):
+            step.error = "tool"  # also a failure the tool wrote as text (search's DNS error): listed under the task
         for completion in output.usage:  # a tool's own model calls (look, transcribe) count in the task's usage
             self.result.usage.add(completion)
             charge_tool_call(self.agent.llm, completion)  # ... and against its spend caps
-        self.record(step, output.text, started)
+        reads = call_reads(tool, args, output, step.error is not None)
+        self.record(step, self.result.ledger.observe(output.text, reads), started)  # `[n] Title — URL` on top
         self.agent._emit(Event("tool_call", step.number, {
             "tool": tool.name, "arguments": args, "observation": step.observation,
             "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error}))
@@ -269,6 +287,16 @@ class _Run:
 
     def finish(self, answer: str | None, status: str) -> None:
         self.result.answer, self.result.status = answer, status
+
+    def check_answer(self) -> None:
+        """The answer's `[n]` claims and URLs against what the task read (sources/check.py); with
+        --verify-claims model, the model judges each claim too, on the task's cost and caps."""
+        r = self.result
+        r.sources = [s.url for s in r.ledger.read_sources()]
+        r.citations = check_citations(r.answer or "", r.ledger)
+        if self.agent.verify_claims and r.citations:
+            with cancellation.scope(final_answer_grace(self.agent.time_limit), extend=True):
+                verify_citations(r.citations, r.ledger, lambda messages: self.call(messages).text)
 
     def call(self, messages: list[Message]) -> Completion:
         a = self.agent

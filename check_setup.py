@@ -133,17 +133,25 @@ def probe_model(llm: Any) -> Check:
 
 
 def check_search(settings: Any, offline: bool) -> Check:
-    """Serper with a key, DuckDuckGo without; reachability is only a warning."""
+    """Serper with a key, DuckDuckGo without: one live search; a failure fails the check (tasks would answer
+    from memory) unless search is turned off (AGENT_SEARCH=0)."""
+    if not settings.search:
+        return Check("search", OK, "turned off (AGENT_SEARCH=0): tasks get no search tool")
     if settings.serper_api_key:
-        backend = f"Serper (SERPER_API_KEY {mask(settings.serper_api_key)})"
+        name, backend = "Serper", f"Serper (SERPER_API_KEY {mask(settings.serper_api_key)})"
     else:
-        backend = "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
+        name, backend = "DuckDuckGo", "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
     if offline:
         return Check("search", OK, backend + "; not contacted (--offline)")
     out = str(SearchTool(settings).run(query="Python programming language", num_results=1))
+    first = out.strip().splitlines()[0] if out.strip() else ""
     if out.startswith("Error"):
-        return Check("search", WARN, f"{backend}; unreachable now: {out.splitlines()[0][:80]}",
-                     "search will fail until the network or key works; other tools still run")
+        return Check("search", FAIL, f"{name} search failed: {first.removeprefix('Error: ')[:300]}",
+                     "fix the network (DNS, proxy, firewall) or SERPER_API_KEY; without search every task answers "
+                     "from the model's memory. To run without search on purpose: AGENT_SEARCH=0")
+    if first.startswith("Note:"):  # Serper failed and DuckDuckGo answered instead
+        return Check("search", WARN, f"{backend}; Serper failed, DuckDuckGo answered: {first[6:200]}",
+                     "check SERPER_API_KEY and SERPER_BASE_URL")
     return Check("search", OK, backend + "; answered")
 
 
@@ -262,9 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", help="provider:model to check (default: what main.py would use)")
     p.add_argument("--base-url", help="API base URL for the model's provider")
     p.add_argument("--offline", action="store_true", help="skip the live model request and the search probe")
+    p.add_argument("--no-search", action="store_false", dest="search", default=None,
+                   help="runs will have no search tool (AGENT_SEARCH=0): do not probe it")
     args = p.parse_args(argv)
     try:
-        settings = apply_base_url(load_settings({"model": args.model}), args.base_url)
+        settings = apply_base_url(load_settings({"model": args.model, "search": args.search}), args.base_url)
     except ConfigError as exc:
         print(f" {FAIL}  configuration  {exc}")
         return 1

@@ -145,6 +145,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), parse_bool),
     ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), int),
     ("scrape_timeout", ("SCRAPE_TIMEOUT",), float),
+    ("search", ("AGENT_SEARCH",), parse_bool),
+    ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
 ]
 
 
@@ -198,6 +200,8 @@ class Settings:
     scrape_allow_private: bool = False
     scrape_max_bytes: int = 10_000_000
     scrape_timeout: float = 30.0
+    search: bool = True  # off (AGENT_SEARCH=0, --no-search): no search tool, and check_setup does not probe it
+    verify_claims: str = "off"  # model: the model also judges each cited claim against its source's passage
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -274,6 +278,8 @@ def _validate(s: Settings) -> None:
     _validate_caps(s)
     if s.sandbox not in {"auto", "landlock", "bwrap", "require", "none"}:
         raise ConfigError("AGENT_SANDBOX must be auto, landlock, bwrap, require or none", "sandbox")
+    if s.verify_claims not in {"off", "model"}:
+        raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
 
 
 def _validate_caps(s: Settings) -> None:

@@ -92,6 +92,8 @@ def _model_flags(p: Any) -> None:
                    help="most tokens per model reply, thinking included (default 8192; AGENT_MAX_TOKENS)")
     p.add_argument("--answer-style", choices=["plain", "concise"],
                    help="concise: short GAIA-style answers (automatic for .jsonl sets with answers)")
+    p.add_argument("--verify-claims", choices=["off", "model"],
+                   help="model: the model also judges each cited claim against its source (costs a call each)")
 
 def _limit_flags(p: Any) -> None:
     """Flags for limits and spending."""
@@ -115,6 +117,8 @@ def _tool_flags(p: Any) -> None:
                    help="OS sandbox for the python tool (default auto; require: exit 2 if none can be had)")
     p.add_argument("--python-network", action="store_true", default=None,
                    help="let model-written Python code use the network (off by default)")
+    p.add_argument("--no-search", action="store_false", dest="search", default=None,
+                   help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
 
 def _cache_flags(p: Any) -> None:
     """Flags for cache and replay."""
@@ -145,6 +149,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "cache_dir": args.replay or args.cache, "cache_replay": True if args.replay else None,
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,
+        "verify_claims": args.verify_claims, "search": args.search,
     }
     settings = load_settings(cli)
     if args.no_trace:

@@ -82,8 +82,8 @@ def render_system_prompt(tools: ToolRegistry, answer_style: str = "plain", extra
     names = ", ".join(tools.names()) or "(no tools)"
     parts = [
         "You are a careful research assistant. You answer the user's task by thinking step by step "
-        "and calling tools to gather evidence. Prefer facts you have checked with a tool over memory, "
-        "and name the sources (URLs or files) your answer relies on." + (
+        "and calling tools to gather evidence. Prefer facts you have checked with a tool over memory. "
+        + CITE_INSTRUCTION + (
             " Code run by the python tool usually has no network: download a file with "
             "scrape(url, save_as=...) first, then open it from the workspace." if "python" in tools else ""),
         "## Tools\n" + ("\n\n".join(tool_lines) if tool_lines else "(none)"),
@@ -94,7 +94,7 @@ def render_system_prompt(tools: ToolRegistry, answer_style: str = "plain", extra
         "Then stop. The result comes back to you as `Observation: ...`; never write an Observation "
         "yourself.\n\n"
         "When you have enough information:\nThought: <why the evidence answers the task>\n"
-        "Final Answer: <the complete answer, with its sources>",
+        "Final Answer: <the complete answer, with [n] after each claim taken from source n>",
     ]
     if answer_style == "concise":
         parts.append(CONCISE_INSTRUCTION)
@@ -103,11 +103,17 @@ def render_system_prompt(tools: ToolRegistry, answer_style: str = "plain", extra
     return "\n\n".join(parts)
 
 
+# The citation check (sources/check.py) reads these markers; the observation header is sources/ledger.py's.
+CITE_INSTRUCTION = (
+    "Every page, document or file you read is numbered: its observation starts with `[n] Title — URL`. "
+    "Put [n] after each claim you take from source n, and cite only sources you have read (a search "
+    "result is not read until you scrape it).")
+
 CONCISE_INSTRUCTION = (
     "## Answer style\nThe Final Answer must be as short as possible: a number, as few words as "
     "possible, or a comma-separated list of numbers and/or strings. Write numbers with digits, "
     "without thousands separators, and without units or % unless the task asks for them. "
-    "Do not add explanations or sources after the Final Answer."
+    "Do not add explanations, sources or [n] markers after the Final Answer."
 )
 
 

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from report.sources import markdown_lines, run_lines, status_cell, without_sources
+
 DONE_STATUSES = {"answered", "answered_unformatted"}
 
 
@@ -25,7 +27,7 @@ class TaskRecord:
     task: str
     status: str
     answer: str | None = None
-    sources: list[str] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)  # {n, url, title, read, error} (sources/ledger.py)
     steps: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -45,6 +47,17 @@ class TaskRecord:
     cached_cost: float | None = 0.0  # ... and this is what they cost when they were recorded
     cached_tokens: int = 0  # of prompt_tokens, read from the providers' prompt caches (billed cheaper)
     cache_write_tokens: int = 0  # of prompt_tokens, written to a prompt cache (Anthropic)
+    citations: list[dict[str, Any]] = field(default_factory=list)  # {n, url, claim, verdict} (sources/check.py)
+    sourced: bool | None = None  # read at least one source; None: a record written before sources were tracked
+    tool_failures: list[dict[str, Any]] = field(default_factory=list)  # {step, tool, error} of each failed call
+
+    def __post_init__(self) -> None:
+        # Records written before sources were numbered hold plain URLs (all of them read successfully).
+        if any(isinstance(s, str) for s in self.sources):
+            self.sources = [{"n": i, "url": s, "title": "", "read": True, "error": None} if isinstance(s, str) else s
+                            for i, s in enumerate(self.sources, start=1)]
+            if self.sourced is None:
+                self.sourced = True
 
     @property
     def tokens(self) -> int:
@@ -146,7 +159,8 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     header = "| # | Task | Status | Steps | Tokens | Cost | Seconds |" + (" Correct |" if scored else "")
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for r in records:
-        row = (f"| {r.index} | {_cell(r.task)} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
+        status = status_cell(r.status, without_sources(r.sourced, r.status in DONE_STATUSES))
+        row = (f"| {r.index} | {_cell(r.task)} | {status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
                f"| {r.seconds:.1f} |")
         if scored:
             row += f" {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
@@ -173,7 +187,7 @@ def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool
         lines += [f"**{meta['skipped']}**", ""]
     if scored:
         lines += [accuracy_line(records), ""]
-    return lines
+    return lines + run_lines(records, DONE_STATUSES)  # citations by verdict, answers without sources
 
 
 def accuracy_line(records: list[TaskRecord]) -> str:
@@ -211,8 +225,8 @@ def _section(r: TaskRecord) -> list[str]:
         out += [f"**Expected:** {r.expected} — {'correct' if r.correct else 'incorrect'}", ""]
     if r.error:
         out += [f"**Error:** {r.error}", ""]
-    out += ["**Sources**", ""]
-    out += [f"- {url}" for url in r.sources] or ["_none fetched_"]
+    out += markdown_lines(r.sources, r.citations, r.tool_failures,
+                          without_sources(r.sourced, r.status in DONE_STATUSES))  # report/sources.py
     models = ", ".join(r.models) or "n/a"
     out += ["", f"**Stats:** {r.status} · {plural(r.steps, 'step')} · {plural(r.llm_calls, 'model call')} · "
             f"{r.tokens:,} tokens "

@@ -65,7 +65,7 @@ def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec:
         tool_timeout=settings.tool_timeout,
         memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
         answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,
-        temperature=settings.temperature, on_event=on_event)
+        temperature=settings.temperature, on_event=on_event, verify_claims=settings.verify_claims == "model")
 
 
 @dataclass
@@ -177,9 +177,10 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
                  "correct_official": verdict.correct_official}
     return TaskRecord(
         key=task.key, id=task.id, index=task.index, task=task.text, status=result.status,
-        answer=result.answer, sources=list(result.sources), steps=len(result.steps),
+        answer=result.answer, sources=result.ledger.records(), steps=len(result.steps),
         prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, llm_calls=u.calls,
         cost=u.cost, seconds=round(result.elapsed, 2), models=list(u.models), error=result.error,
         level=task.level, workspace=str(workspace) if workspace else None,
         cached_tokens=u.cached_tokens, cache_write_tokens=u.cache_write_tokens,
-        cached_calls=u.cached_calls, cached_cost=u.cached_cost, **extra)
+        cached_calls=u.cached_calls, cached_cost=u.cached_cost, citations=[c.record() for c in result.citations],
+        sourced=result.sourced, tool_failures=result.tool_failures, **extra)

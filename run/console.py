@@ -9,7 +9,9 @@ from typing import Any, TextIO
 from agent import Event
 from core.text import truncate_middle
 from prompt.protocol import cut_at_observation
-from report.markdown import TaskRecord, plural
+from report.markdown import DONE_STATUSES, TaskRecord, plural
+from report.sources import WITHOUT_SOURCES, without_sources
+from sources.check import claims_line
 from tasks.taskfile import Task
 
 
@@ -73,4 +75,26 @@ class ConsoleReporter:
             return
         cost = "n/a" if record.cost is None else f"${record.cost:.4f}"
         self.line(f"[{self.done}/{self.total}] {record.id}: {record.status} · {plural(record.steps, 'step')} · "
-                  f"{record.tokens:,} tokens · {cost} · {record.seconds:.1f} s")
+                  f"{record.tokens:,} tokens · {cost} · {record.seconds:.1f} s" + sources_note(record))
+        for failure in record.tool_failures:  # each failed tool call, under its task (a dead search backend shows)
+            self.line(f"    step {failure.get('step')} · {failure.get('tool')} failed: {failure.get('error')}")
+
+
+def sources_note(record: TaskRecord) -> str:
+    """What the task's line adds about sources: `⚠ answered without sources`, or its failing citations."""
+    if without_sources(record.sourced, record.status in DONE_STATUSES):
+        return f" · ⚠ {WITHOUT_SOURCES}"
+    failing = [c for c in record.citations if c.get("verdict") not in ("supported", "unchecked")]
+    return f" · {len(failing)} of {len(record.citations)} citations fail the check" if failing else ""
+
+
+def sources_summary(records: list[TaskRecord]) -> list[str]:
+    """The end-of-run lines about sources: citations by verdict, and answers given without reading a source."""
+    answered = [r for r in records if r.status in DONE_STATUSES]
+    bare = [r for r in answered if without_sources(r.sourced, True)]
+    lines = [f"citations: {claims_line([c for r in records for c in r.citations])}"] if records else []
+    if bare:
+        lines.append(f"warning: {len(bare)} of {len(answered)} answered tasks were {WITHOUT_SOURCES} "
+                     f"({', '.join(r.id for r in bare[:10])}{' …' if len(bare) > 10 else ''}): their answers come "
+                     "from the model's memory")
+    return lines

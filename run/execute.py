@@ -13,7 +13,7 @@ from config import Settings
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES
 from run.batch import BatchRunner
-from run.console import ConsoleReporter
+from run.console import ConsoleReporter, sources_summary
 from run.extras import RunExtras
 from run.files import check_outputs, run_id
 from run.preflight import check_run
@@ -93,7 +93,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
     write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec})
     if not args.quiet:
         for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
-                       *finish_notices(store)]:
+                       *sources_summary(list(store.records.values())), *finish_notices(store)]:
             console.line(notice)
     return exit_code(p, store.records, stopper)
 

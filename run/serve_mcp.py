@@ -44,6 +44,7 @@ class Researcher:
         agent = build_agent(settings, self.llm, workspace, model_specs(self.llm)[0], on_event=on_event)
         result = agent.run(question)
         return {"answer": result.answer, "status": result.status, "sources": result.sources,
+                "sourced": result.sourced, "citations": [c.record() for c in result.citations],
                 "steps": len(result.steps), "cost_usd": result.cost,
                 "tokens": result.usage.prompt_tokens + result.usage.completion_tokens, "error": result.error,
                 "workspace": str(workspace)}

@@ -84,7 +84,7 @@ def _is_reference_line(claim: str) -> bool:
 
 def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
     """Every `[n]` claim of the answer with its verdict, then every URL in it the task never read."""
-    texts = {s.n: SourceText(s.text) for s in ledger.read_sources() if s.n is not None}
+    texts: dict[int | None, SourceText] = {s.n: SourceText(s.text) for s in ledger.read_sources()}
     out: list[Citation] = []
     for claim in claims(answer):
         cited = markers(claim)

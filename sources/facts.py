@@ -64,12 +64,14 @@ _NUMBER = re.compile(
     (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?P<short>[kKmMbB])(?![\w]))?
     (?:\s?(?P<unit>{_UNIT_RE})(?![\w]))?
     (?![\w$€£¥])""", re.VERBOSE | re.IGNORECASE)
+
+
 def _words(text: str) -> list[str]:
     return text.split()
 
 
-_SMALL = _words("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-          "seventeen eighteen nineteen twenty")
+_SMALL = _words("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty")
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _WORDS = {w: i for i, w in enumerate(_SMALL)} | _TENS
 _WORD_NUMBER = re.compile(
@@ -117,11 +119,14 @@ def significant(value: Decimal) -> int:
     return max(1, len(digits))
 
 
+_FOLD = str.maketrans({"’": "'", "‘": "'", "–": "-", "—": "-", "−": "-", "\u00a0": " ", "\u202f": " ",
+                       "\u2009": " ", "\u200b": "", "\u200c": "", "\u200d": "", "\ufeff": ""})
+
+
 def fold(text: str) -> str:
     """One spelling per character: NFKC, curly quotes and dashes straightened, no-break spaces folded."""
     text = unicodedata.normalize("NFKC", text)
-    return text.translate(str.maketrans({"’": "'", "‘": "'", "–": "-", "—": "-", "−": "-", "\u00a0": " ",
-                                         "\u202f": " ", "\u2009": " "}))
+    return text.translate(_FOLD)
 
 
 def phrase_key(text: str) -> str:
@@ -150,7 +155,8 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
 
 def _dates(text: str) -> tuple[list[tuple[tuple[int | None, int | None, int | None], int, str]], str]:
     """The dates of a text with their positions, and the text with them blanked out."""
-    found, spans = [], []
+    found: list[tuple[tuple[int | None, int | None, int | None], int, str]] = []
+    spans: list[tuple[int, int]] = []
     for pattern in _DATES:
         for m in pattern.finditer(text):
             if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):

@@ -61,6 +61,15 @@ def normalize_url(url: str) -> str:
     return urlunsplit(("https", netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
+def failed_reads(arguments: dict[str, Any] | str | None, error: str) -> list[Read]:
+    """A failed tool call's http(s) URL arguments as sources it could not read (scrape's 404, a DNS error)."""
+    if "configured secret" in error:  # tools/secrets_guard.py refused it: the URL holds a key, never record it
+        return []
+    values = arguments.values() if isinstance(arguments, dict) else [arguments]
+    return [Read(v.strip(), error=error.removeprefix("Error: ")) for v in values
+            if isinstance(v, str) and re.match(r"(?i)^\s*https?://\S+\s*$", v)]
+
+
 def one_line(text: str, limit: int = 150) -> str:
     """Text on one line, at most `limit` characters."""
     flat = " ".join(text.split())

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from tasks.numbers import NumberReading, read_number
 
-__all__ = ["Verdict", "grade", "score_answer", "official_score", "clean_answer", "normalize_text",
+__all__ = ["Verdict", "grade", "score_answer", "official_score", "clean_answer", "strip_citations", "normalize_text",
            "split_list", "parse_number"]
 
 
@@ -82,6 +82,10 @@ _LABEL = re.compile(
     r"(?is)^(?:.*\n)?[ \t*_#>]*(?:the[ \t]+)?(?:final[ \t_-]*answer|answer)(?:[ \t]+is)?[ \t*_]*"
     r"(?:[:：\-–—=]|(?<=is)[ \t])[ \t*_]*")
 _WRAPPERS = "\"'`*_“”‘’«»「」"
+# `Paris [1]`, `**Paris**[2].`, `Paris [1, 3], Rome [2]`: the citation markers the system prompt asks for
+# (after a space or closing emphasis only, so `x[1]` stays code)
+_CITATIONS = re.compile(r"(?:(?<=[*_.)”\"’])\s*|(?<=\S)\s+)(?:\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\])+(?=[\s,;.。*_]|$)")
+_EMPHASIS_RUN = re.compile(r"^(\*\*|__)?(.*?)(\*\*|__)?$", re.S)
 
 
 def _fold(text: str) -> str:
@@ -97,8 +101,14 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
+def strip_citations(answer: str) -> str:
+    """The answer without `[n]` citation markers (applied to answers only: a truth may hold brackets)."""
+    return _CITATIONS.sub("", answer or "")
+
+
 def clean_answer(text: str) -> str:
-    """Strip what models wrap answers in: labels, <answer> tags, \\boxed{}, quotes, bold, a final period."""
+    """Strip what models wrap answers in: labels, <answer> tags, \\boxed{}, quotes, bold, [brackets], a final
+    period."""
     text = _fold(text or "").strip()
     for pattern in (_TAGGED, _BOXED):
         found = pattern.search(text)
@@ -109,15 +119,20 @@ def clean_answer(text: str) -> str:
     while text != previous:
         previous = text
         text = text.rstrip(" \t\n.。")
+        runs = _EMPHASIS_RUN.match(text)
+        if runs and runs.group(1) != runs.group(3):  # `Paris**` left of `Final Answer: **Paris**`
+            text = runs.group(2).strip()
         if len(text) >= 2 and text[0] in _WRAPPERS and text[-1] in _WRAPPERS:
             text = text.strip(_WRAPPERS).strip()
+        elif len(text) > 2 and text[0] == "[" and text[-1] == "]" and not re.search(r"[\[\]]", text[1:-1]):
+            text = text[1:-1].strip()  # `[Paris]`
     return text
 
 
 # ---- our grader ----------------------------------------------------------------------------------------
 
 def _score(answer: str, expected: str) -> tuple[bool, bool]:
-    answer, expected = clean_answer(answer), clean_answer(expected)
+    answer, expected = clean_answer(strip_citations(answer)), clean_answer(expected)
     unsure = False
     truths = _readings(expected)
     for truth in truths:

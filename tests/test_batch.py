@@ -56,7 +56,8 @@ def test_results_markdown_has_table_and_sections(tmp_path: Path) -> None:
     text = out.read_text()
     assert "| 1 | Task 1 \\| pipe | answered | 2 | 120 | $0.0010 | 1.5 |" in text
     assert text.index("## 1. Task 1") < text.index("## 2. Task 2")
-    assert "> Task 2 | pipe" in text and "answer 2" in text and "- http://example.org/a" in text
+    assert "> Task 2 | pipe" in text and "answer 2" in text
+    assert "1. [http://example.org/a](<http://example.org/a>)" in text  # a record's plain-URL sources still show
     assert "2 tasks · 1 answered · 1 max_steps" in text and "model `openai:x`" in text
     assert [r.index for r in load_records(out).values()] == [1, 2]
 

@@ -8,6 +8,10 @@ import check_setup
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply, openai_script
 
+# The shape of Serper's /search reply (https://serper.dev, as tests/test_search.py's SERPER_BODY)
+SERPER_RESULTS = {"organic": [{"title": "Python (programming language)", "link": "https://en.wikipedia.org/wiki/Python",
+                               "snippet": "Python is a high-level programming language.", "position": 1}]}
+
 
 def test_offline_check_passes_with_a_configured_model(monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
@@ -26,8 +30,7 @@ def test_live_model_request_goes_through_the_real_client(monkeypatch: pytest.Mon
     chat = openai_script(openai_reply("ok"))
 
     def handle(req: Request) -> Response:
-        # Serper rejecting its key is only a warning (and a 401 never falls back to the real DuckDuckGo)
-        return Response(401, {"message": "Unauthorized."}) if req.path == "/search" else chat(req)
+        return Response(200, SERPER_RESULTS) if req.path == "/search" else chat(req)
 
     with LoopbackServer(handle) as server:
         monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
@@ -37,7 +40,7 @@ def test_live_model_request_goes_through_the_real_client(monkeypatch: pytest.Mon
     out = capsys.readouterr().out
     assert code == 0, out
     assert "✓  model request" in out and "'ok'" in out
-    assert "!  search" in out and "SERPER_API_KEY" in out
+    assert "✓  search" in out and "Serper" in out and "answered" in out
 
 
 def test_no_model_fails_and_names_the_keys(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("config",),
     ("tasks",),
+    ("sources",),
     ("report",),
     ("providers",),
     ("llm",),

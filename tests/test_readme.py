@@ -59,7 +59,8 @@ def test_docs_python_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     exec(compile(code, "docs/tools-and-mcp.md", "exec"), namespace)
     result = namespace["result"]
     assert result.answer == "4 words; 1 EUR = 1.08 USD"  # type: ignore[attr-defined]
-    assert [s.observation for s in result.steps[:2]] == ["4", "1 EUR = 1.08 USD"]  # type: ignore[attr-defined]
+    observations = [s.observation for s in result.steps[:2]]  # type: ignore[attr-defined]
+    assert observations == ["4", "[1] Demo exchange rates — https://example.org/rates\n1 EUR = 1.08 USD"]
     assert result.sources == ["https://example.org/rates"]  # type: ignore[attr-defined]
 
 

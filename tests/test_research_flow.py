@@ -42,6 +42,9 @@ def test_search_scrape_download_and_compute(monkeypatch: pytest.MonkeyPatch, tmp
         assert main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "-q"]) == 0
     record = json.loads((tmp_path / "results.jsonl").read_text())
     assert record["answer"] == "Sales grew 50% from 2021 to 2023." and record["steps"] == 5
-    assert record["sources"] == [server.url + "/report", server.url + "/data/sales.csv"]
+    assert record["sources"] == [
+        {"n": 1, "url": server.url + "/report", "title": "Widget Corp annual report", "read": True, "error": None},
+        {"n": 2, "url": server.url + "/data/sales.csv", "title": "", "read": True, "error": None}]
+    assert record["sourced"] is True and record["citations"] == [] and record["tool_failures"] == []
     assert (Path(record["workspace"]) / "sales.csv").read_text() == CSV
-    assert f"- {server.url}/report" in (tmp_path / "results.md").read_text()
+    assert f"1. [Widget Corp annual report](<{server.url}/report>)" in (tmp_path / "results.md").read_text()

@@ -1,16 +1,18 @@
 """Tools the agent can call: the base classes, the built-in tools, and their sandbox, documents, web and media.
 
-The stable import path for tool authors is this package: `from tools import Tool, ToolOutput, ToolError,
+The stable import path for tool authors is this package: `from tools import Tool, ToolOutput, Read, ToolError,
 tool`, and `tools.builtin.default_tools`. Owns the base (base.py), the built-in tools and their helpers,
-and the subpackages sandbox/, mcp/, documents/, web/ and media/. May import core, config, providers,
-llm.py and the cache; the prompt, the agent and the run import it.
+and the subpackages sandbox/, mcp/, documents/, web/ and media/. May import core, config, sources,
+providers, llm.py and the cache; the prompt, the agent and the run import it.
 """
 
 from core.errors import ToolError
+from sources.ledger import Read
 from tools.base import DuplicateToolError, Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, tool
 
 __all__ = [
     "DuplicateToolError",
+    "Read",
     "Tool",
     "ToolArgumentsError",
     "ToolError",

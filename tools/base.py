@@ -13,14 +13,53 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sources.ledger import Read, failed_reads
+
 
 @dataclass
 class ToolOutput:
-    """What a tool returns: the observation text, the URLs it actually fetched, and its own model calls."""
+    """What a tool returns: the observation text, the sources it read, and its own model calls.
+
+    `sources` is the short form: URLs or workspace paths read, whose text is the observation. `read` is the
+    full form, one `Read(url, title, text, error)` per source: its title, the text it gave, or why it could
+    not be read. Each source read gets a number for the task, shown as `[n] Title — URL` on top of the
+    observation; the citation check compares the answer's `[n]` claims with that text.
+    """
 
     text: str
     sources: list[str] = field(default_factory=list)
     usage: list[Any] = field(default_factory=list)  # Completions of models the tool called (look, transcribe)
+    read: list[Read] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for r in self.read:  # `sources` always lists what was read, whichever form the tool used
+            if r.error is None and r.url not in self.sources:
+                self.sources.append(r.url)
+
+    def reads(self) -> list[Read]:
+        """Every source of this call as a Read: those of `read`, then the bare `sources` entries."""
+        declared = {r.url for r in self.read}
+        return [*self.read, *(Read(url) for url in self.sources if url not in declared)]
+
+
+def call_reads(found: Tool, args: dict[str, Any], output: ToolOutput, failed: bool) -> list[Read]:
+    """The sources one call read: those the tool declared; else, for a tool with `source_argument`, that
+    argument's value with the observation as its text; and for a failed call, its http(s) URL arguments as
+    sources it could not read."""
+    if output.reads():
+        return output.reads()
+    if failed:
+        return failed_reads(args, output.text)
+    value = args.get(found.source_argument) if found.source_argument else None
+    return [Read(value.strip())] if isinstance(value, str) and value.strip() else []
+
+
+def error_output(exc: Exception) -> ToolOutput:
+    """The observation of a tool that raised: `Error: ...`, its billed model calls, and the source it could not
+    read when the error names one (an exception with a `url` attribute, such as tools.web's refusals)."""
+    url = getattr(exc, "url", None)
+    return ToolOutput(f"Error: {exc}", usage=list(getattr(exc, "usage", [])),
+                      read=[Read(url, error=str(exc))] if isinstance(url, str) and url else [])
 
 
 class DuplicateToolError(ValueError):
@@ -62,6 +101,9 @@ class Tool:
     name: str = ""
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    # The argument naming what a successful call reads (read_file's "path"): that source, with the observation
+    # as its text, is numbered for the task. A tool reading several sources returns ToolOutput(read=[...]).
+    source_argument: str | None = None
 
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """Do the work and return the observation text (or a ToolOutput with sources)."""

@@ -24,9 +24,10 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, scrape, python, read_file, write_file, list_files, look and transcribe, sharing one workspace."""
+    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look and transcribe,
+    sharing one workspace."""
     return [
-        SearchTool(settings),
+        *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),

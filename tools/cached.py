@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -12,6 +13,7 @@ from cache.store import CacheStore, content_key, open_store
 from config import Settings
 from core.chat import Completion
 from core.errors import CacheMissError, ToolError
+from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.fetch import FetchError, FetchResult, HTTPStatusError
@@ -43,6 +45,7 @@ class CachedTool(Tool):
     def __init__(self, inner: Tool, store: CacheStore, replay: bool, guard: SecretGuard | None = None) -> None:
         self.inner, self.store, self.replay, self.guard = inner, store, replay, guard
         self.name, self.description, self.parameters = inner.name, inner.description, inner.parameters
+        self.source_argument = inner.source_argument
 
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """The recorded result for these arguments, else (unless replaying) a fresh one, recorded."""
@@ -52,7 +55,8 @@ class CachedTool(Tool):
             if "error" in entry.meta:
                 raise ToolError(entry.meta["error"])
             usage = [as_cached(u) for u in entry.meta.get("usage", [])]
-            return ToolOutput(entry.meta["text"], sources=list(entry.meta.get("sources", [])), usage=usage)
+            read = [Read(**{**r, "aliases": tuple(r.get("aliases", ()))}) for r in entry.meta.get("read", [])]
+            return ToolOutput(entry.meta["text"], sources=list(entry.meta.get("sources", [])), usage=usage, read=read)
         if self.replay:
             raise CacheMissError(f"replay: no recorded result of {self.name} {kwargs!r}; the call was not made "
                                  "(--replay never uses the network)", key)
@@ -64,7 +68,8 @@ class CachedTool(Tool):
         output = out if isinstance(out, ToolOutput) else ToolOutput(str(out))
         calls = [{f: getattr(c, f) for f in STORED_FIELDS} for c in output.usage if isinstance(c, Completion)]
         self.store.put_tool(key, self.name, self._storable(kwargs), not output.text.startswith("Error:"),
-                            {"text": output.text, "sources": output.sources, "usage": calls}, None)
+                            {"text": output.text, "sources": output.sources, "usage": calls,
+                             "read": [dataclasses.asdict(r) for r in output.read]}, None)
         return output
 
     def _storable(self, kwargs: dict[str, Any]) -> dict[str, Any]:

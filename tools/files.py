@@ -67,6 +67,7 @@ class ReadFileTool(Tool):
     """Read a text file of the workspace one page of lines at a time."""
 
     name = "read_file"
+    source_argument = "path"  # each file read is a numbered source of the task
     description = (
         "Read a text file from the task workspace (the directory where scrape, write_file and python save "
         "files). Paths are relative to the workspace. Returns at most `limit` lines starting at line "

@@ -111,7 +111,7 @@ def load_run(records_file: Path, trace_dirs: list[Path], meta: dict[str, Any]) -
         task.trace = find_trace(record, trace_dirs)
         if task.trace is not None:
             task.steps = read_trace(task.trace, workspace=record.get("workspace"))
-        task.source_tools = source_tools(record.get("sources") or [], task.steps)
+        task.source_tools = source_tools([str(s.get("url")) for s in record.get("sources") or []], task.steps)
         tasks.append(task)
     return Run(tasks, meta, records_file)
 

@@ -13,6 +13,7 @@ from report.html.assets import CSS, SCRIPT
 from report.html.charts import bar_chart
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
+from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
 
 DONE = {"answered", "answered_unformatted"}
 
@@ -81,6 +82,7 @@ def _summary(run: Run) -> str:
     if run.meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py), as results.md says it
         html += f'<p class="meta skipped"><b>{esc(str(run.meta["skipped"]))}</b></p>'
     levels = _level_accuracy(tasks)
+    html += run_html([t.record for t in tasks])  # citations by verdict, answers without sources
     return html + (f'<p class="meta">Accuracy by level: {esc(levels)}</p>' if levels else "")
 
 
@@ -164,12 +166,16 @@ def _row(t: Task) -> str:
     return (f'<tr class="row" data-status="{esc(status)}" data-correct="{verdict}" data-target="{target}">'
             f'<td class="num" data-v="{int(t.get("index", 0))}">{int(t.get("index", 0))}</td>'
             f'<td data-v="{esc(text)}"><a href="#{target}">{esc(text)}</a></td>'
-            f'<td data-v="{esc(status)}" class="status s-{esc(status)}">{esc(status)}</td>'
+            f'<td data-v="{esc(status)}" class="status s-{esc(status)}">{esc(status)}{_no_sources_tag(t)}</td>'
             f'<td data-v="{verdict}" class="{verdict}">{mark}</td>'
             f'<td class="num" data-v="{int(t.get("steps", 0))}">{int(t.get("steps", 0))}</td>'
             f'<td class="num" data-v="{_tokens(t)}">{_tokens(t):,}</td>'
             f'<td class="num" data-v="{float(cost) if cost is not None else -1}">{_money(cost)}</td>'
             f'<td class="num" data-v="{float(t.get("seconds", 0)):.3f}">{float(t.get("seconds", 0)):.1f}</td></tr>')
+
+
+def _no_sources_tag(t: Task) -> str:
+    return f' <span class="tag warn">{esc(WITHOUT_SOURCES)}</span>' if unsourced(t.record) else ""
 
 
 def _anchor(t: Task) -> str:
@@ -182,7 +188,7 @@ def _task(t: Task, caps: Caps) -> str:
     answer = render(str(r["answer"])) if r.get("answer") else f"<p><em>No answer ({esc(status)}).</em></p>"
     parts = [f'<details class="task" id="{_anchor(t)}"><summary>{int(t.get("index", 0))}. '
              f'{esc(str(t.get("task", "")).strip().splitlines()[0][:120] if str(t.get("task", "")).strip() else "")}'
-             f' <span class="status s-{esc(status)}">{esc(status)}</span></summary>',
+             f' <span class="status s-{esc(status)}">{esc(status)}</span>{_no_sources_tag(t)}</summary>',
              f"<h4>Question</h4><pre>{esc(t.get('task', ''))}</pre><h4>Answer</h4>{answer}"]
     if r.get("expected") is not None:
         correct = r.get("correct")
@@ -193,7 +199,7 @@ def _task(t: Task, caps: Caps) -> str:
         parts.append(f"<p><b>Expected:</b> {esc(r['expected'])} — {verdict}{esc(extra)}</p>")
     if r.get("error"):
         parts.append(f"<p><b>Error:</b> {esc(r['error'])}</p>")
-    parts.append(_sources(t))
+    parts.append(sources_html(r, t.source_tools))  # report/html/sources.py
     parts.append(f'<p class="meta">{esc(_stats(t))}</p>')
     parts.append(_timeline_link(t, caps) if caps.detail_dir else timeline(t, caps))
     return "".join(parts) + "</details>"
@@ -203,20 +209,6 @@ def _stats(t: Task) -> str:
     return (f"{t.get('status', '')} · {t.get('steps', 0)} steps · {t.get('llm_calls', 0)} model calls · "
             f"{_tokens(t):,} tokens · {_money(t.record.get('cost'))} · {float(t.get('seconds', 0)):.1f} s · "
             f"model {', '.join(t.get('models', [])) or 'n/a'}")
-
-
-def _sources(t: Task) -> str:
-    sources = t.get("sources", [])
-    if not sources:
-        return "<h4>Sources</h4><p class=\"meta\">none fetched</p>"
-    items = []
-    for source in sources:
-        tool = t.source_tools.get(source)
-        label = f' <span class="tag">{esc(tool)}</span>' if tool else ""
-        link = (f'<a href="{esc(source)}" rel="noopener noreferrer nofollow" target="_blank">{esc(source)}</a>'
-                if str(source).startswith(("http://", "https://")) else f"<code>{esc(source)}</code>")
-        items.append(f"<li>{link}{label}</li>")
-    return "<h4>Sources</h4><ul>" + "".join(items) + "</ul>"
 
 
 def _timeline_link(t: Task, caps: Caps) -> str:

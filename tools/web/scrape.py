@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from config import Settings
 from core.text import truncate_middle
+from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.documents.errors import ConversionError
 from tools.documents.page_text import extract_main_content, page_title
@@ -110,7 +111,8 @@ class ScrapeTool(Tool):
         except (FetchError, ScrapeInputError) as exc:
             return f"Error: could not scrape {url}: {exc}"
         text = "\n".join(lines) + ("\n\n" + body if body else "")
-        return ToolOutput(text, sources=[result.url])
+        title = next((line[7:] for line in lines if line.startswith("Title: ") and line != "Title: (none)"), "")
+        return ToolOutput(text, read=[Read(result.url, title, body, aliases=(url,))])  # numbered: `[n] Title — URL`
 
     def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: str | None) -> str:
         """The observation body for this content type; header lines are appended to `lines`."""

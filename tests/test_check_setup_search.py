@@ -1,0 +1,93 @@
+"""check_setup.py's live search: a dead backend fails the run of checks, naming the backend and its error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import check_setup
+from tests.fakes.loopback import LoopbackServer, Response, routes
+
+# What ddgs raises when name resolution fails: ddgs/http_client.py wraps the client's error as
+# f"{type(ex).__name__}: {ex!r}" and ddgs/ddgs.py re-raises the last engine's error as DDGSException.
+DNS_ERROR = ("ConnectError: ConnectError('error sending request for url (https://html.duckduckgo.com/html): "
+             "client error (Connect): dns error: failed to lookup address information: Temporary failure in "
+             "name resolution')")
+
+
+class DeadDDGS:
+    """ddgs.DDGS on a machine whose DNS does not answer."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def text(self, query: str, max_results: int = 10) -> list[dict[str, Any]]:
+        from ddgs.exceptions import DDGSException
+
+        self.queries.append(query)
+        raise DDGSException(DNS_ERROR)
+
+
+@pytest.fixture
+def dead_ddg(monkeypatch: pytest.MonkeyPatch) -> DeadDDGS:
+    """DuckDuckGo (the default backend without SERPER_API_KEY) fails with a DNS error."""
+    dead = DeadDDGS()
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: dead)
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")  # no model either: only search is looked at
+    return dead
+
+
+def _search_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "  search " in line)
+
+
+def test_a_dead_search_backend_fails_the_check_naming_backend_and_error(
+        dead_ddg: DeadDDGS, capsys: pytest.CaptureFixture[str]) -> None:
+    assert check_setup.main([]) == 1
+    out = capsys.readouterr().out
+    line = _search_line(out)
+    assert line.startswith(" ✗") and "DuckDuckGo search failed" in line and "dns error" in line
+    assert "AGENT_SEARCH=0" in out and "Not ready" in out and dead_ddg.queries
+
+
+def test_offline_does_not_probe_search(dead_ddg: DeadDDGS, capsys: pytest.CaptureFixture[str]) -> None:
+    check_setup.main(["--offline"])
+    assert "not contacted (--offline)" in _search_line(capsys.readouterr().out) and not dead_ddg.queries
+
+
+@pytest.mark.parametrize("how", ["env", "flag"])
+def test_search_turned_off_is_not_probed_and_does_not_fail(
+        how: str, dead_ddg: DeadDDGS, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    if how == "env":
+        monkeypatch.setenv("AGENT_SEARCH", "0")
+    check_setup.main(["--no-search"] if how == "flag" else [])
+    line = _search_line(capsys.readouterr().out)
+    assert line.startswith(" ✓") and "turned off (AGENT_SEARCH=0)" in line and not dead_ddg.queries
+
+
+def test_serper_rejecting_its_key_fails_the_check(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with LoopbackServer(routes({"/search": Response(403, {"message": "Unauthorized.", "statusCode": 403})})) as server:
+        monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
+        monkeypatch.setenv("SERPER_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
+        assert check_setup.main(["--model", "openai:gpt-4.1-mini", "--base-url", server.url + "/v1"]) == 1
+    line = _search_line(capsys.readouterr().out)
+    assert line.startswith(" ✗") and "Serper search failed" in line and "HTTP 403" in line
+
+
+def test_serper_down_but_duckduckgo_answering_is_a_warning(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    class LiveDDGS:
+        def text(self, query: str, max_results: int = 10) -> list[dict[str, Any]]:
+            return [{"title": "Python", "href": "https://www.python.org/", "body": "The Python language."}]
+
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: LiveDDGS())
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    with LoopbackServer(routes({"/search": Response(503, "upstream down")})) as server:
+        monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
+        monkeypatch.setenv("SERPER_BASE_URL", server.url)
+        check_setup.main([])
+    line = _search_line(capsys.readouterr().out)
+    assert line.startswith(" !") and "Serper failed, DuckDuckGo answered" in line and "HTTP 503" in line
