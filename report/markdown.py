@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from report.sources import markdown_lines, run_lines, status_cell, without_sources
+from report.sources import markdown_lines, run_lines, sources_cell, without_sources
 
 DONE_STATUSES = {"answered", "answered_unformatted"}
 
@@ -156,15 +156,14 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     scored = any(r.correct is not None for r in records)
     lines = ["# Research results", ""]
     lines += _summary_lines(records, meta, scored)
-    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds |" + (" Correct |" if scored else "")
+    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds |" + (" Correct |" if scored else "") + " Sources |"
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for r in records:
-        status = status_cell(r.status, without_sources(r.sourced, r.status in DONE_STATUSES))
-        row = (f"| {r.index} | {_cell(r.task)} | {status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
+        row = (f"| {r.index} | {_cell(r.task)} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
                f"| {r.seconds:.1f} |")
         if scored:
             row += f" {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
-        lines.append(row)
+        lines.append(row + f" {sources_cell(r.sources, without_sources(r.sourced, r.status in DONE_STATUSES))} |")
     lines.append("")
     for r in records:
         lines += _section(r)

@@ -90,11 +90,9 @@ def claim_text(c: Mapping[str, Any]) -> str:
     return " ".join(re.sub(r"\s*" + MARKER.pattern, "", str(c.get("claim") or "")).split())
 
 
-def status_cell(status: str, unsourced: bool) -> str:
-    """The status as the task tables show it: `⚠ answered without sources` for an answer with no source read."""
-    if not unsourced:
-        return status
-    return f"⚠ {WITHOUT_SOURCES}" if status == "answered" else f"{status} · ⚠ {WITHOUT_SOURCES}"
+def sources_cell(sources: Sequence[Mapping[str, Any]], unsourced: bool) -> str:
+    """The table's Sources cell: how many sources were read, `⚠ answered without sources` when none was."""
+    return f"⚠ {WITHOUT_SOURCES}" if unsourced else str(len(read_sources(sources)))
 
 
 def run_lines(records: Sequence[Any], done: set[str]) -> list[str]:

@@ -64,7 +64,10 @@ def test_records_keep_sources_citations_sourced_and_failures(run: dict[str, Any]
 
 def test_results_md_marks_the_sourceless_answer_and_each_verdict(run: dict[str, Any]) -> None:
     md = run["md"]
-    assert "| 1 | What is the capital of France? | ⚠ answered without sources |" in md
+    assert "| # | Task | Status | Steps | Tokens | Cost | Seconds | Sources |" in md
+    assert "| 1 | What is the capital of France? | answered | 2 |" in md
+    assert "| ⚠ answered without sources |\n| 2 |" in md
+    assert md.split("\n| 2 | How many")[1].split("\n")[0].endswith("| 1 |")  # one source read
     assert "**⚠ 1 of 2 answered tasks were answered without sources** (task 1)" in md
     assert "**Citations:** 2 claims: 1 supported, 0 unsupported, 0 wrong source, 1 fabricated, 0 not read" in md
     task1 = md.split("## 1.")[1].split("## 2.")[0]
