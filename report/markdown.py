@@ -156,14 +156,15 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     scored = any(r.correct is not None for r in records)
     lines = ["# Research results", ""]
     lines += _summary_lines(records, meta, scored)
-    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds |" + (" Correct |" if scored else "") + " Sources |"
+    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds | Sources |" + (" Correct |" if scored else "")
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for r in records:
+        sources = sources_cell(r.sources, without_sources(r.sourced, r.status in DONE_STATUSES))
         row = (f"| {r.index} | {_cell(r.task)} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
-               f"| {r.seconds:.1f} |")
+               f"| {r.seconds:.1f} | {sources} |")
         if scored:
             row += f" {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
-        lines.append(row + f" {sources_cell(r.sources, without_sources(r.sourced, r.status in DONE_STATUSES))} |")
+        lines.append(row)
     lines.append("")
     for r in records:
         lines += _section(r)
