@@ -277,8 +277,11 @@ class SourceText:
                 found += 1
         return found
 
-    def _near(self, pos: int, anchors: set[str]) -> bool:
-        """Enough of the claim's words stand within reach of this position (the passage the claim restates)."""
+    def _near(self, pos: int, anchors: set[str], reach: int = 250) -> bool:
+        """Enough of the claim's words stand within reach of this position (the passage the claim restates).
+        A text shorter than one window (a program's output, a short note) has nothing to localize: any place."""
+        if len(self.text) <= 2 * reach:
+            return True
         best = self._best_overlap(anchors)
         need = math.ceil(ALIGNED_SHARE * best) if best >= ALIGNED else min(MIN_ANCHORS, len(anchors))
         return len(anchors & self._window(pos)) >= need

@@ -156,3 +156,20 @@ def test_a_completion_is_not_needed_without_verify_claims(web: LoopbackServer, t
     llm = ScriptedLLM([act("scrape", url=f"{web.url}/census"), "Final Answer: 2,148,000 people [1]."])
     result = ReActAgent(llm, tools(tmp_path)).run("How big is Riverton?")
     assert len(llm.calls) == 2 and result.citations[0].model_verdict is None
+
+
+def test_a_file_the_python_tool_opens_is_a_numbered_source_and_a_saved_download_keeps_its_number(
+        web: LoopbackServer, tmp_path: Path) -> None:
+    from tools.python_exec import PythonTool
+
+    (tmp_path / "sales.csv").write_text("year,sales\n2021,100\n2023,150\n")
+    code = "import csv\\nrows = list(csv.DictReader(open('sales.csv')))\\nprint('growth', int(rows[-1]['sales']) - 100)"
+    llm = ScriptedLLM([act("scrape", url=f"{web.url}/census", save_as="census.html"),
+                       f'Action: python\nAction Input: {{"code": "{code}"}}',
+                       'Action: python\nAction Input: {"code": "print(len(open(\'census.html\').read()) > 0)"}',
+                       "Final Answer: Sales grew by 50 [2]. Riverton has 2,148,000 people [1]."])
+    agent_tools = [ScrapeTool(tmp_path, Settings(scrape_allow_private=True)), PythonTool(tmp_path, Settings())]
+    result = ReActAgent(llm, agent_tools).run("How much did sales grow?")
+    assert result.steps[1].observation.startswith("[2] sales.csv\n") and "growth 50" in result.steps[1].observation
+    assert result.steps[2].observation.startswith(f"[1] Riverton census 2020 — {web.url}/census\n")  # its saved copy
+    assert [c.verdict for c in result.citations] == ["supported", "supported"]

@@ -43,15 +43,11 @@ class ToolOutput:
 
 
 def call_reads(found: Tool, args: dict[str, Any], output: ToolOutput, failed: bool) -> list[Read]:
-    """The sources one call read: those the tool declared; else, for a tool with `source_argument`, that
-    argument's value with the observation as its text; and for a failed call, its http(s) URL arguments as
-    sources it could not read."""
+    """The sources one call read: those run() declared; else, for a failed call, its http(s) URL arguments as
+    sources it could not read; else what the tool's reads() says (the observation is their text)."""
     if output.reads():
         return output.reads()
-    if failed:
-        return failed_reads(args, output.text)
-    value = args.get(found.source_argument) if found.source_argument else None
-    return [Read(value.strip())] if isinstance(value, str) and value.strip() else []
+    return failed_reads(args, output.text) if failed else found.reads(args, output)
 
 
 def error_output(exc: Exception) -> ToolOutput:
@@ -101,13 +97,18 @@ class Tool:
     name: str = ""
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
-    # The argument naming what a successful call reads (read_file's "path"): that source, with the observation
-    # as its text, is numbered for the task. A tool reading several sources returns ToolOutput(read=[...]).
+    # The argument naming what a successful call reads: that source, with the observation as its text, is
+    # numbered for the task. A tool reading several sources returns ToolOutput(read=[...]) or overrides reads().
     source_argument: str | None = None
 
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """Do the work and return the observation text (or a ToolOutput with sources)."""
         raise NotImplementedError
+
+    def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
+        """What a successful call read when run() did not say: by default the source `source_argument` names."""
+        value = args.get(self.source_argument) if self.source_argument else None
+        return [Read(value.strip())] if isinstance(value, str) and value.strip() else []
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"

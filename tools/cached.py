@@ -45,7 +45,10 @@ class CachedTool(Tool):
     def __init__(self, inner: Tool, store: CacheStore, replay: bool, guard: SecretGuard | None = None) -> None:
         self.inner, self.store, self.replay, self.guard = inner, store, replay, guard
         self.name, self.description, self.parameters = inner.name, inner.description, inner.parameters
-        self.source_argument = inner.source_argument
+
+    def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
+        """What the wrapped tool says a call read."""
+        return self.inner.reads(args, output)
 
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """The recorded result for these arguments, else (unless replaying) a fresh one, recorded."""

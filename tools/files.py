@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import mimetypes
 import os
+import re
 import stat
 from collections import deque
 from dataclasses import dataclass
@@ -13,9 +14,11 @@ from typing import Any
 
 from core.errors import ToolError
 from core.text import human_size
-from tools.base import Tool
+from sources.ledger import Read
+from tools.base import Tool, ToolOutput
 from tools.documents.reading import archive_document, document_from_file, page_document, page_text, read_page
 from tools.safe_open import (
+    WorkspacePathError,
     open_file,
     printable_name,
     relative_name,
@@ -23,6 +26,22 @@ from tools.safe_open import (
     workspace_dir,
     workspace_parts,
 )
+
+
+def workspace_name(workspace: Path, path: str) -> str | None:
+    """The workspace-relative name of an existing file of the workspace, else None."""
+    try:
+        parts = workspace_parts(workspace, path)
+    except WorkspacePathError:
+        return None
+    return relative_name(parts) if parts and (Path(workspace).joinpath(*parts)).is_file() else None
+
+
+def files_named(workspace: Path, code: str) -> list[str]:
+    """The workspace files a program names in quotes (`pd.read_excel("data.xlsx")`): the sources it reads."""
+    found = (workspace_name(workspace, m) for m in re.findall(r"""["']([^"'\n]{1,200})["']""", code))
+    return list(dict.fromkeys(name for name in found if name))
+
 
 # Scratch directories the python tool keeps in the workspace; list_files does not show them.
 TOOL_DIRS = (".home", ".tmp", ".python")
@@ -67,7 +86,6 @@ class ReadFileTool(Tool):
     """Read a text file of the workspace one page of lines at a time."""
 
     name = "read_file"
-    source_argument = "path"  # each file read is a numbered source of the task
     description = (
         "Read a text file from the task workspace (the directory where scrape, write_file and python save "
         "files). Paths are relative to the workspace. Returns at most `limit` lines starting at line "
@@ -93,6 +111,11 @@ class ReadFileTool(Tool):
 
     def __init__(self, workspace: Path) -> None:
         self.workspace = Path(workspace)
+
+    def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
+        """The file read: a numbered source of the task, named relative to the workspace."""
+        name = workspace_name(self.workspace, str(args.get("path", "")))
+        return [Read(name)] if name else []
 
     def run(self, **kwargs: Any) -> str:
         """Return a page of the file with a header saying which lines these are and what remains."""

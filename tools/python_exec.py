@@ -19,8 +19,10 @@ from typing import Any
 from config import Settings
 from core.errors import ToolError
 from core.text import truncate_middle
+from sources.ledger import Read
 from tools import processes
-from tools.base import Tool
+from tools.base import Tool, ToolOutput
+from tools.files import files_named
 from tools.sandbox import Sandbox, budget
 from tools.sandbox import select as select_sandbox
 
@@ -276,6 +278,10 @@ class PythonTool(Tool):
             return text
         return text + (" It has no network access: to use a file from the web, download it first with "
                        "scrape(url, save_as=\"name\") and open that file from the workspace.")
+
+    def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
+        """The workspace files the code names (an attachment it opens): numbered sources, its output their text."""
+        return [Read(name) for name in files_named(self.workspace, str(args.get("code", "")))]
 
     def run(self, **kwargs: Any) -> str:
         """Save the code as a script in the workspace, run it confined and describe how it went."""

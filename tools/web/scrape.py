@@ -112,7 +112,8 @@ class ScrapeTool(Tool):
             return f"Error: could not scrape {url}: {exc}"
         text = "\n".join(lines) + ("\n\n" + body if body else "")
         title = next((line[7:] for line in lines if line.startswith("Title: ") and line != "Title: (none)"), "")
-        return ToolOutput(text, read=[Read(result.url, title, body, aliases=(url,))])  # numbered: `[n] Title — URL`
+        aliases = (url, target) if target else (url,)  # the file saved from it is the same source
+        return ToolOutput(text, read=[Read(result.url, title, body, aliases=aliases)])  # numbered: `[n] Title — URL`
 
     def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: str | None) -> str:
         """The observation body for this content type; header lines are appended to `lines`."""
