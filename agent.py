@@ -294,8 +294,11 @@ class _Run:
         r = self.result
         r.sources = [s.url for s in r.ledger.read_sources()]
         r.citations = check_citations(r.answer or "", r.ledger)
-        if self.agent.verify_claims and r.citations:
-            with cancellation.scope(final_answer_grace(self.agent.time_limit), extend=True):
+        a = self.agent
+        if a.verify_claims and r.citations:  # within what is left of the task's time, and at least a grace
+            left = None if a.time_limit is None else max(a.time_limit - (a.clock() - self.started),
+                                                          final_answer_grace(a.time_limit))
+            with cancellation.scope(left, extend=True):
                 verify_citations(r.citations, r.ledger, lambda messages: self.call(messages).text)
 
     def call(self, messages: list[Message]) -> Completion:

@@ -98,11 +98,10 @@ class SourceLedger:
             return None
         keys = [normalize_url(u) for u in (read.url, *read.aliases) if u.strip()]
         source = next((self._by_key[k] for k in keys if k in self._by_key), None)
-        if read.error is not None:
+        if read.error is not None:  # a source read before stays read; a failed one keeps its latest error
             if source is None:
-                source = self._add(Source(None, read.url.strip(), one_line(read.title), False, one_line(read.error,
-                                                                                                      500)))
-            elif not source.read:
+                source = self._add(Source(None, read.url.strip(), one_line(read.title), read=False))
+            if not source.read:
                 source.error = one_line(read.error, 500)
         else:
             text = observation if read.text is None else read.text

@@ -109,3 +109,19 @@ def test_an_old_records_file_with_plain_url_sources_still_reads(tmp_path: Path) 
     assert "1. [https://example.org/a](<https://example.org/a>)" in md and "2. [https://example.org/b]" in md
     assert "without sources" not in md  # an old record without sources: unknown, not flagged
     assert '<a href="https://example.org/b"' in (tmp_path / "old.html").read_text()
+
+
+def test_a_hostile_page_title_or_claim_stays_text_in_both_reports(tmp_path: Path) -> None:
+    hostile = "<script>alert(1)</script>](javascript:alert(2)) **bold**"
+    record = {"key": "k1", "id": "task-1", "index": 1, "task": "Q?", "status": "answered", "answer": "A [1]",
+              "sources": [{"n": 1, "url": "https://ok.example/a", "title": hostile, "read": True, "error": None},
+                          {"n": None, "url": "javascript:alert(3)", "title": "", "read": False, "error": hostile}],
+              "citations": [{"n": 1, "url": "https://ok.example/a", "claim": hostile + " [1]",
+                             "verdict": "unsupported"}],
+              "sourced": True, "tool_failures": [{"step": 1, "tool": "scrape", "error": hostile}]}
+    (tmp_path / "run.jsonl").write_text(json.dumps(record) + "\n")
+    assert main.main(["report", str(tmp_path / "run.jsonl")]) == 0
+    md, html = (tmp_path / "run.md").read_text(), (tmp_path / "run.html").read_text()
+    assert "](javascript:" not in md and "<script>" not in md and "\\<script\\>" in md
+    assert "`javascript:alert(3)`" in md  # not a link
+    assert "<script>alert" not in html and 'href="javascript:' not in html and "&lt;script&gt;alert(1)" in html
