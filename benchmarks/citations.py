@@ -22,6 +22,7 @@ import json
 import random
 import re
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from multiprocessing import Pool
@@ -202,15 +203,18 @@ def verdicts(ledger: SourceLedger, claims: list[tuple[str, str]], bullets: bool)
     return out
 
 
-def run(pages: list[Page], cases: int, seed: int) -> list[tuple[str, str, str]]:
-    """The verdicts of `cases` answers built from these pages."""
+def run(pages: list[Page], cases: int, seed: int) -> tuple[list[tuple[str, str, str]], float]:
+    """The verdicts of `cases` answers built from these pages, and the check's mean milliseconds per answer."""
     rng = random.Random(seed)
-    results = []
-    for i in range(min(cases, len(pages))):
+    results, spent = [], 0.0
+    count = min(cases, len(pages))
+    for i in range(count):
         a, b, seen = pages[i], pages[(i + 1) % len(pages)], pages[(i + 2) % len(pages)]
         ledger, claims = build_case(a, b, seen, rng)
+        started = time.perf_counter()
         results += verdicts(ledger, claims, bullets=i % 2 == 0)
-    return results
+        spent += time.perf_counter() - started
+    return results, 1000 * spent / max(1, count)
 
 
 def table(name: str, results: list[tuple[str, str, str]]) -> dict[str, tuple[int, int]]:
@@ -248,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     held_out = [p for p in pages if p.id[0] not in "0123456789"]
     print(f"{len(pages)} pages with 3+ figure sentences: {len(tuning)} tuning, {len(held_out)} held out")
     for name, group in (("tuning", tuning), ("held out", held_out)):
-        results = run(group, args.cases, args.seed)
-        table(f"{name}: {min(args.cases, len(group))} answers, {len(results)} claims", results)
+        results, ms = run(group, args.cases, args.seed)
+        table(f"{name}: {min(args.cases, len(group))} answers, {len(results)} claims, {ms:.1f} ms per answer's check",
+              results)
         if args.misses and name == "tuning":
             for category, text, verdict in results:
                 wrong = verdict in FAILING | {"none"} if category in CORRECT else verdict not in CAUGHT_BY[category]
