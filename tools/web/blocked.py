@@ -20,7 +20,7 @@ from __future__ import annotations
 import html as html_lib
 import re
 
-SHORT_TEXT = 1500  # characters of visible text: less than this and a weak marker makes it a blocked page
+SHORT_TEXT = 600  # characters of visible text: less than this and a weak marker makes it a blocked page
 _HEAD = 300_000  # characters of the page that are searched
 
 _STRONG = (("Cloudflare challenge", re.compile(r"window\._cf_chl_opt|__cf_chl_(?:jschl|captcha)_tk__")),)

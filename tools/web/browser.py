@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tools import processes
 from tools.web.browser_launch import (
@@ -30,12 +31,13 @@ from tools.web.browser_launch import (
     browser_env,
     browser_processes,
     choose_executable,
+    group_leader,
     kill_all,
     playwright_missing,
     profile_dir,
 )
-from tools.web.browser_proxy import GuardProxy
-from tools.web.errors import BrowserUnavailableError, FetchError, RenderError
+from tools.web.browser_proxy import GuardProxy, ProxyLog
+from tools.web.errors import BlockedURLError, BrowserUnavailableError, FetchError, RenderError
 
 SETTLE = 5.0  # longest wait, after the document loaded, for the page's scripts to finish fetching
 LAUNCH_TIMEOUT = 30.0
@@ -72,6 +74,7 @@ class Browser:
         self.failure: str | None = None  # why the browser cannot start, once that is known
         self.markers: list[str] = []  # the run dir and the profile: every browser process names one
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pw: Any = None
@@ -108,16 +111,22 @@ class Browser:
         if self._group is not None:
             processes.unregister(self._group)  # type: ignore[arg-type]
             self._group = None
-        for marker in self.markers:
-            shutil.rmtree(marker, ignore_errors=True)
+        self._remove_files()
         self.markers = []
 
+    def _remove_files(self) -> None:
+        """Remove the run's browser directories (also called from a signal handler: nothing but rmtree)."""
+        for marker in list(self.markers):
+            if marker:
+                shutil.rmtree(marker, ignore_errors=True)
+
     def _start(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self.failure:
-                raise BrowserUnavailableError(self.failure, "")
-            if self._loop is not None:
-                return self._loop
+        with self._starting:  # the first caller launches; the others wait for it, then share the browser
+            with self._lock:
+                if self.failure:
+                    raise BrowserUnavailableError(self.failure, "")
+                if self._loop is not None:
+                    return self._loop
             missing = playwright_missing()
             if missing:
                 self.failure = missing
@@ -125,14 +134,15 @@ class Browser:
             loop = asyncio.new_event_loop()
             thread = threading.Thread(target=_run_loop, args=(loop,), name="browser", daemon=True)
             thread.start()
-            self._loop, self._thread = loop, thread
-        try:
-            asyncio.run_coroutine_threadsafe(self._launch(), loop).result(LAUNCH_TIMEOUT + 10)
-        except Exception as exc:  # noqa: BLE001 - any launch failure means: no rendering in this run
-            self.failure = f"the headless browser did not start ({_first_line(exc)})"
-            self.close()
-            raise BrowserUnavailableError(self.failure, "") from exc
-        return loop
+            with self._lock:
+                self._loop, self._thread = loop, thread
+            try:
+                asyncio.run_coroutine_threadsafe(self._launch(), loop).result(LAUNCH_TIMEOUT + 10)
+            except Exception as exc:  # noqa: BLE001 - any launch failure means: no rendering in this run
+                self.close()
+                self.failure = f"the headless browser did not start ({_first_line(exc)})"
+                raise BrowserUnavailableError(self.failure, "") from exc
+            return loop
 
     async def _launch(self) -> None:
         from playwright.async_api import async_playwright  # heavy optional dependency: loaded when first used
@@ -145,17 +155,21 @@ class Browser:
         self._proxy_settings = proxy
         self._pw = await async_playwright().start()
         executable = choose_executable(self._pw.chromium.executable_path, self.executable)
+        env = browser_env(run_dir)
+        if not env["TMPDIR"].startswith(str(run_dir)):
+            self.markers.append(env["TMPDIR"])  # a short temporary directory of its own: removed at close too
         self._browser = await self._pw.chromium.launch(
-            executable_path=executable, headless=True, args=list(FLAGS), env=browser_env(run_dir),
+            executable_path=executable, headless=True, args=list(FLAGS), env=env,
             handle_sigint=False, handle_sigterm=False, handle_sighup=False, proxy=proxy,
             chromium_sandbox=os.geteuid() != 0,  # Chromium refuses its sandbox as root
             downloads_path=str(run_dir / "downloads"), timeout=LAUNCH_TIMEOUT * 1000)
         self._pages = asyncio.Semaphore(self.max_pages)
-        leader = [pid for pid in browser_processes(self.markers) if os.getpgid(pid) == pid]
+        leader = [pid for pid in browser_processes(self.markers) if group_leader(pid)]
         if leader:
             self._group = BrowserGroup(leader[0])
-            processes.register(self._group)  # type: ignore[arg-type]
             self.markers.append(profile_dir(leader[0]) or "")
+            processes.register(self._group)  # type: ignore[arg-type]  # Ctrl-C kills it with the tool processes
+            processes.after_kill(self._group, self._remove_files)  # type: ignore[arg-type]  # ... and its files
 
     async def _render(self, url: str, seconds: float) -> RenderedPage:
         assert self._pages is not None and self._proxy is not None
@@ -165,14 +179,14 @@ class Browser:
                 service_workers="block", accept_downloads=False, user_agent=self.user_agent, locale="en-US",
                 viewport={"width": 1280, "height": 1600}, proxy={**self._proxy_settings, "password": password})
             try:
-                page = await self._visit(context, url, seconds)
+                page = await self._visit(context, url, seconds, log)
             finally:
                 await _quietly(context.close())
                 self._proxy.close_job(password)
         page.refused = dict(log.refused)
         return page
 
-    async def _visit(self, context: Any, url: str, seconds: float) -> RenderedPage:
+    async def _visit(self, context: Any, url: str, seconds: float, log: ProxyLog) -> RenderedPage:
         from playwright.async_api import Error as PlaywrightError
 
         job = _Job()
@@ -185,6 +199,10 @@ class Browser:
             if job.refusal is not None:
                 raise job.refusal from None
             raise RenderError(f"the browser could not load the page ({_first_line(exc)})", url) from exc
+        final = urlsplit(page.url)
+        refused = log.refused.get(f"{final.hostname}:{final.port or (443 if final.scheme == 'https' else 80)}")
+        if refused:  # the document itself was redirected somewhere the proxy refused: its 403 is not the page
+            raise BlockedURLError(refused, page.url)
         await _quietly(page.wait_for_load_state("networkidle", timeout=SETTLE * 1000))
         html = await page.content()
         cut = len(html) > self.max_bytes

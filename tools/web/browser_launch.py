@@ -14,6 +14,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 MARKER = "AGENT_BROWSER_RUN"
@@ -25,6 +26,7 @@ FLAGS = ("--disable-quic", "--force-webrtc-ip-handling-policy=disable_non_proxie
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
          "--disable-default-apps", "--disable-extensions", "--disable-breakpad", "--disable-crash-reporter",
          "--no-pings", "--disable-domain-reliability", "--disable-gpu", "--mute-audio")
+SOCKET_DIR_LIMIT = 60  # Chromium's singleton socket lives in TMPDIR; a UNIX socket path has at most 107 bytes
 _ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE")
 
 
@@ -59,7 +61,10 @@ def browser_env(run_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEPT or k.startswith("LC_")}
     for sub in ("home", "tmp", "cache", "config"):
         (run_dir / sub).mkdir(parents=True, exist_ok=True)
-    env.update(HOME=str(run_dir / "home"), TMPDIR=str(run_dir / "tmp"), XDG_CACHE_HOME=str(run_dir / "cache"),
+    tmp = run_dir / "tmp"
+    if len(str(tmp)) > SOCKET_DIR_LIMIT and Path("/tmp").is_dir():  # Chromium's socket path would be too long
+        tmp = Path(tempfile.mkdtemp(prefix="agb-", dir="/tmp"))
+    env.update(HOME=str(run_dir / "home"), TMPDIR=str(tmp), XDG_CACHE_HOME=str(run_dir / "cache"),
                XDG_CONFIG_HOME=str(run_dir / "config"), **{MARKER: str(run_dir)})
     return env
 
@@ -96,11 +101,19 @@ def profile_dir(pid: int) -> str | None:
     return None
 
 
+def group_leader(pid: int) -> bool:
+    """True when pid leads its own process group (Playwright starts the browser so)."""
+    try:
+        return os.getpgid(pid) == pid
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
 def kill_all(pids: list[int]) -> None:
     """SIGKILL each process and its process group (the browser leads its own)."""
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) == pid:
+            if group_leader(pid):
                 os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)

@@ -79,6 +79,8 @@ class GuardProxy:
             await self._handle(reader, writer)
         except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass  # a client that hung up or sent garbage: nothing to answer
+        except asyncio.CancelledError:
+            pass  # close() cuts open connections: ending quietly keeps asyncio from reporting each one
         finally:
             writer.close()
             if task is not None:

@@ -75,9 +75,9 @@ class RobotsRules:
         except HTTPStatusError as exc:
             if 400 <= exc.status < 500:
                 return _Rules()
-            return _Rules(note=f"robots.txt could not be read (HTTP {exc.status}); treated as allowing")
+            return _Rules(note=f"Note: {url} could not be read (HTTP {exc.status}); treated as allowing")
         except FetchError as exc:
-            return _Rules(note=f"robots.txt could not be read ({exc}); treated as allowing")
+            return _Rules(note=f"Note: {url} could not be read ({exc}); treated as allowing")
         body = result.body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace")
         return _Rules(parser=Protego.parse(body))
 
