@@ -11,6 +11,7 @@ from config import Settings
 from tests.fakes.loopback import LoopbackServer, Response, routes
 from tests.fakes.scripted import ScriptedLLM
 from tools.base import ToolOutput
+from tools.cached import cache_network_tools
 from tools.web.blocked import blocked_kind
 from tools.web.errors import BlockedPageError, SourceNotReadError
 from tools.web.scrape import ScrapeTool
@@ -94,3 +95,17 @@ def test_a_plain_error_status_stays_an_http_error(tmp_path: Path) -> None:
 def test_the_cloudflare_header_alone_names_a_challenge() -> None:
     assert blocked_kind(403, {"cf-mitigated": "challenge"}, "<html></html>") == "Cloudflare challenge"
     assert blocked_kind(403, {"server": "cloudflare"}, "<html><body>Forbidden</body></html>") is None
+
+
+def test_a_recorded_challenge_page_is_named_again_under_replay(tmp_path: Path) -> None:
+    page = _page("cloudflare-managed.html", 403, **{"cf-mitigated": "challenge"})
+    with LoopbackServer(routes({"/paper": page})) as server:
+        url = f"{server.url}/paper"
+        recording = cache_network_tools([make_tool(tmp_path)], Settings(cache_dir=tmp_path / "cache"))[0]
+        with pytest.raises(BlockedPageError):
+            recording.run(url=url)
+    replaying = cache_network_tools([make_tool(tmp_path)],
+                                    Settings(cache_dir=tmp_path / "cache", cache_replay=True))[0]
+    with pytest.raises(BlockedPageError) as caught:  # the server is gone: this comes from the cache
+        replaying.run(url=url)
+    assert caught.value.kind == "Cloudflare challenge"

@@ -102,7 +102,18 @@ def web_session(settings: Settings) -> Iterator[WebSession]:
 
 def session_for(settings: Settings, resolver: Resolver | None = None,
                 address_check: AddressCheck | None = None) -> WebSession:
-    """The run's session when these are its settings, else a private one (its browser lives for one render)."""
-    if resolver is None and address_check is None and _ACTIVE and _ACTIVE[-1].settings == settings:
+    """The run's session when its web settings are these, else a private one (its browser lives for one render)."""
+    if resolver is None and address_check is None and _ACTIVE and _web_fields(_ACTIVE[-1].settings) == _web_fields(
+            settings):
         return _ACTIVE[-1]
     return WebSession(settings, resolver=resolver, address_check=address_check, shared=False)
+
+
+_WEB_FIELDS = ("scrape_allow_private", "scrape_max_bytes", "scrape_timeout", "user_agent", "ignore_robots", "host_gap",
+               "host_concurrency", "render", "browser_pages", "chromium", "allow_domains", "block_domains",
+               "cache_replay")
+
+
+def _web_fields(settings: Settings) -> tuple[object, ...]:
+    """What a session is built from (a task's own max_steps or workspace does not make it another session)."""
+    return tuple(getattr(settings, name) for name in _WEB_FIELDS)
