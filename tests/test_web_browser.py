@@ -126,6 +126,10 @@ def site() -> Iterator[tuple[LoopbackServer, Sink, dict[str, Any]]]:
             "/hold": Response(body="<html><body><div id=root></div><script>fetch('/api/slow').then(() => "
                                    "document.getElementById('root').textContent = 'held')</script></body></html>",
                               content_type=html),
+            "/to-file": Response(body="<html><body><p id=p>stayed on the web</p><script>setTimeout(() => "
+                                      "location.href = 'file:///etc/passwd', 50)</script></body></html>",
+                                 content_type=html),
+            "/robots.txt": Response(body="User-agent: *\nDisallow: /app\n", content_type="text/plain"),
             "/long": Response(body="<html><body><p id=p></p><script>document.getElementById('p').textContent = "
                                    "'many words '.repeat(1000)</script></body></html>", content_type=html),
             "/api/slow": _hold(stats["active"], stats["peak"], stats["lock"]),
@@ -223,6 +227,27 @@ def test_service_workers_and_downloads_are_refused(web: WebSession, site: Any) -
         web.render(f"http://site.test:{server.port}/file.zip")
     assert not [r for r in server.requests if r.path == "/sw.js"]
     assert not [p for m in web.browser.markers for p in Path(m).rglob("data.zip") if m]
+
+
+@needs_browser
+def test_file_urls_are_never_opened(web: WebSession, site: Any) -> None:
+    with pytest.raises(FetchError, match="only http:// and https://"):
+        web.browser.render("file:///etc/passwd", 5)
+    page = web.render(f"http://site.test:{site[0].port}/to-file")  # the page itself tries to go there
+    assert page.url.startswith("http://site.test:") and "root:x:0" not in page.html
+
+
+@needs_browser
+def test_the_browser_follows_robots_txt_for_the_page_it_opens(site: Any) -> None:
+    server = site[0]
+    session = guarded_session(ignore_robots=False)
+    before = len(server.requests)
+    try:
+        with pytest.raises(FetchError, match="robots.txt disallows this URL"):
+            session.browser.render(f"http://site.test:{server.port}/app", 15)  # straight to the browser
+    finally:
+        session.close()
+    assert [r.path for r in server.requests[before:]] == ["/robots.txt"]  # the page itself was never asked for
 
 
 @needs_browser

@@ -86,6 +86,8 @@ class Browser:
 
     def render(self, url: str, seconds: float) -> RenderedPage:
         """Render url (navigation bounded by `seconds`, then SETTLE for scripts); RenderError on failure."""
+        if urlsplit(url).scheme not in ("http", "https"):  # file:// and the like would never reach the proxy
+            raise BlockedURLError(f"only http:// and https:// pages are rendered (not {url[:60]!r})", url)
         loop = self._start()
         future = asyncio.run_coroutine_threadsafe(self._render(url, seconds), loop)
         try:
