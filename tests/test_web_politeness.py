@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from config import Settings
+from config import Settings, load_settings
+from core.errors import ConfigError
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tools.base import ToolOutput
 from tools.web.errors import SourceNotReadError
@@ -178,3 +179,16 @@ def test_retry_after_takes_seconds_or_an_http_date() -> None:
     assert retry_after_seconds("120") == 120.0
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("SCRAPE_HOST_GAP", "-1", "--host-gap / SCRAPE_HOST_GAP must be at least 0, not -1"),
+    ("SCRAPE_HOST_CONCURRENCY", "0", "SCRAPE_HOST_CONCURRENCY must be at least 1, not 0"),
+    ("SCRAPE_BROWSER_PAGES", "0", "SCRAPE_BROWSER_PAGES must be at least 1, not 0"),
+    ("SCRAPE_RENDER", "always", "SCRAPE_RENDER must be auto or off"),
+    ("SCRAPE_IGNORE_ROBOTS", "maybe", "SCRAPE_IGNORE_ROBOTS='maybe' is not valid"),
+])
+def test_bad_web_settings_are_one_line_errors(variable: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ={variable: value})
+    assert str(caught.value).startswith(message)

@@ -339,4 +339,4 @@ def _status_error(result: FetchResult, url: str) -> HTTPStatusError:
 @functools.cache
 def default_user_agent() -> str:
     """The identifying User-Agent: the project's name and version (SCRAPE_USER_AGENT / --user-agent replace it)."""
-    return f"Mozilla/5.0 (compatible; react-research-agent/{project_version()}; +research agent, honours robots.txt)"
+    return f"Mozilla/5.0 (compatible; react-research-agent/{project_version()}; research agent, obeys robots.txt)"

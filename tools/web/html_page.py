@@ -86,7 +86,7 @@ def _render_notes(page: RenderedPage, fetched: str, reason: str) -> list[str]:
     """The header lines that say the page was rendered, what the guards refused and where it ended up."""
     note = f"Rendered in a headless browser ({reason})"
     if page.refused:
-        note += (f"; the address policy refused {len(page.refused)} of the page's connections ("
+        note += (f"; the address policy and domain rules refused {len(page.refused)} of the page's connections ("
                  + ", ".join(sorted(page.refused)[:5]) + ")")
     notes = [note]
     if page.url != fetched:
