@@ -29,10 +29,9 @@ _DROP = ("proxy-authorization", "proxy-connection", "connection", "keep-alive")
 
 @dataclass
 class ProxyLog:
-    """What the proxy allowed and refused (host:port -> reason) for one render, or for the whole run."""
+    """What the proxy refused (host:port -> reason) for one render, or for the whole run."""
 
     refused: dict[str, str] = field(default_factory=dict)
-    allowed: list[str] = field(default_factory=list)
 
 
 class GuardProxy:
@@ -54,7 +53,7 @@ class GuardProxy:
         return f"http://127.0.0.1:{port}"
 
     def open_job(self) -> tuple[str, ProxyLog]:
-        """A password for one browser context and the log of what its connections were allowed and refused."""
+        """A password for one browser context and the log of what its connections were refused."""
         password, log = secrets.token_urlsafe(24), ProxyLog()
         self._jobs[password] = log
         return password, log
@@ -107,7 +106,6 @@ class GuardProxy:
                          b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
             await writer.drain()
             return
-        log.allowed.append(f"{host}:{port}")
         up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(address or host, port),
                                                       CONNECT_TIMEOUT)
         try:
