@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -79,15 +78,26 @@ def _until(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
         time.sleep(0.1)
 
 
-def _chromium(marker: str) -> list[tuple[int, str]]:
-    return [p for p in processes_naming(marker) if re.search(r"chrom", p[1])]
+def _browser_dirs(marker: str) -> list[Path]:
+    """The running browser's directories: its TMPDIR (kept short, so perhaps under /tmp) and its HOME."""
+    dirs = []
+    for pid, cmdline in processes_naming(marker):
+        if "chrom" not in cmdline:
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        dirs += [Path(v.split(b"=", 1)[1].decode()) for v in environ if v.startswith((b"TMPDIR=", b"HOME="))]
+    return dirs
 
 
-def _assert_nothing_left(tmp_path: Path) -> None:
+def _assert_nothing_left(tmp_path: Path, browser_dirs: list[Path]) -> None:
     marker = str(tmp_path / "tmp")
     left = processes_naming(marker)
     assert left == [], f"processes outlived the run: {left}"
     assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith(("agent-browser-", "playwright"))] == []
+    assert browser_dirs and [d for d in browser_dirs if d.exists()] == []
 
 
 @pytest.mark.parametrize("presses", [1, 2], ids=["ctrl-c", "ctrl-c-twice"])
@@ -99,7 +109,8 @@ def test_ctrl_c_during_a_render_leaves_no_browser_process(tmp_path: Path, presse
         proc = _start(tmp_path, model)
         try:
             _until(lambda: any(r.path == "/hang.js" for r in page.requests), proc)  # the browser is mid-render
-            assert _chromium(str(tmp_path / "tmp")), "the scan must see the running browser"
+            browser_dirs = _browser_dirs(str(tmp_path / "tmp"))
+            assert browser_dirs, "the scan must see the running browser"
             for _ in range(presses):  # as a terminal's Ctrl-C: main.py, its driver and children; twice: exit at once
                 os.killpg(proc.pid, signal.SIGINT)
                 time.sleep(0.05)
@@ -113,7 +124,7 @@ def test_ctrl_c_during_a_render_leaves_no_browser_process(tmp_path: Path, presse
         assert "Traceback" not in err
     # (A second press may land after the run has already stopped, where Python's own handler meets it; what
     # this test holds is that nothing of the browser is left either way.)
-    _assert_nothing_left(tmp_path)
+    _assert_nothing_left(tmp_path, browser_dirs)
 
 
 def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_path: Path) -> None:
@@ -124,7 +135,8 @@ def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_p
         proc = _start(tmp_path, model, "--task-timeout", "6")
         try:
             _until(lambda: any(r.path == "/hang.js" for r in page.requests), proc)
-            assert _chromium(str(tmp_path / "tmp"))
+            browser_dirs = _browser_dirs(str(tmp_path / "tmp"))
+            assert browser_dirs, "the scan must see the running browser"
             proc.wait(timeout=GUARD)
         finally:
             if proc.poll() is None:
@@ -134,4 +146,4 @@ def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_p
     assert "Traceback" not in err
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["time_limit"]
-    _assert_nothing_left(tmp_path)
+    _assert_nothing_left(tmp_path, browser_dirs)

@@ -33,7 +33,7 @@ def unregister(proc: subprocess.Popen[bytes]) -> None:
 
 
 def after_kill(proc: subprocess.Popen[bytes], cleanup: Callable[[], None]) -> None:
-    """Run cleanup (quick, no locks) after kill_all() has killed proc, e.g. remove the files it leaves."""
+    """Run cleanup (quick, idempotent, no locks) after kill_all() has killed proc, e.g. remove its files."""
     with _lock:
         _after_kill[proc.pid] = cleanup
 
@@ -56,9 +56,16 @@ def kill_all() -> int:
                 os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(proc.pid, signal.SIGKILL)
-        with _lock:
-            cleanup = _after_kill.pop(proc.pid, None)
-        if cleanup is not None:
-            with contextlib.suppress(Exception):  # a clean-up that fails must not stop the others
-                cleanup()
+    _run_cleanups()
     return len(procs)
+
+
+def _run_cleanups() -> None:
+    """Each after_kill() clean-up, once it has run to the end; a second signal may run one again (idempotent)."""
+    with _lock:
+        pending = list(_after_kill.items())
+    for pid, cleanup in pending:
+        with contextlib.suppress(Exception):  # a clean-up that fails must not stop the others
+            cleanup()
+        with _lock:
+            _after_kill.pop(pid, None)

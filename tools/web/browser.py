@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from tools.web.browser_launch import (
     browser_env,
     browser_processes,
     choose_executable,
+    driver_artifacts,
     group_leader,
     kill_all,
     playwright_missing,
@@ -42,6 +44,7 @@ from tools.web.errors import BlockedURLError, BrowserUnavailableError, FetchErro
 SETTLE = 5.0  # longest wait, after the document loaded, for the page's scripts to finish fetching
 LAUNCH_TIMEOUT = 30.0
 CLOSE_TIMEOUT = 10.0
+GONE_WAIT = 2.0  # longest wait for killed browser processes to be gone before their files are removed
 SKIPPED = frozenset({"image", "media", "font"})  # not needed for the text: never fetched
 
 
@@ -117,10 +120,14 @@ class Browser:
         self.markers = []
 
     def _remove_files(self) -> None:
-        """Remove the run's browser directories (also called from a signal handler: nothing but rmtree)."""
-        for marker in list(self.markers):
-            if marker:
-                shutil.rmtree(marker, ignore_errors=True)
+        """Remove the run's browser directories once its killed processes are gone (also from a signal handler)."""
+        markers = [m for m in self.markers if m]
+        until = time.monotonic() + GONE_WAIT
+        while (left := browser_processes(markers)) and time.monotonic() < until:
+            kill_all(left)  # the crash handler has a process group of its own; a dying process may still write
+            time.sleep(0.02)
+        for marker in markers:
+            shutil.rmtree(marker, ignore_errors=True)
 
     def _start(self) -> asyncio.AbstractEventLoop:
         with self._starting:  # the first caller launches; the others wait for it, then share the browser
@@ -157,6 +164,7 @@ class Browser:
         self._proxy_settings = proxy
         self._pw = await async_playwright().start()
         executable = choose_executable(self._pw.chromium.executable_path, self.executable)
+        before = driver_artifacts()
         env = browser_env(run_dir)
         if not env["TMPDIR"].startswith(str(run_dir)):
             self.markers.append(env["TMPDIR"])  # a short temporary directory of its own: removed at close too
@@ -166,6 +174,9 @@ class Browser:
             chromium_sandbox=os.geteuid() != 0,  # Chromium refuses its sandbox as root
             downloads_path=str(run_dir / "downloads"), timeout=LAUNCH_TIMEOUT * 1000)
         self._pages = asyncio.Semaphore(self.max_pages)
+        made = driver_artifacts() - before
+        if len(made) == 1:  # the driver's own scratch directory: removed with ours if the driver cannot
+            self.markers.append(made.pop())
         leader = [pid for pid in browser_processes(self.markers) if group_leader(pid)]
         if leader:
             self._group = BrowserGroup(leader[0])

@@ -69,6 +69,11 @@ def browser_env(run_dir: Path) -> dict[str, str]:
     return env
 
 
+def driver_artifacts() -> set[str]:
+    """The Playwright driver's scratch directories in the temporary directory it shares with this process."""
+    return {str(p) for p in Path(tempfile.gettempdir()).glob("playwright-artifacts-*")}
+
+
 def browser_processes(markers: list[str]) -> list[int]:
     """Live processes whose command line or environment holds one of the markers (the run's browser dirs)."""
     wanted = [m.encode() for m in markers if m]
