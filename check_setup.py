@@ -1,4 +1,4 @@
-"""Smoke test a user runs first: packages, keys, the model, search, workspace, sandbox, scrape."""
+"""Smoke test a user runs first: packages, keys, the model, search, workspace, sandbox, scrape, browser."""
 
 from __future__ import annotations
 
@@ -25,13 +25,16 @@ from tools.capabilities import attachment_capabilities
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
+from tools.web.browser_launch import INSTALL_HINT
+from tools.web.errors import FetchError
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
+from tools.web.session import WebSession
 
 REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google-genai"),
             ("tenacity", "tenacity"), ("dotenv", "python-dotenv"), ("jsonschema", "jsonschema"),
             ("httpx", "httpx"), ("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("ddgs", "ddgs"),
-            ("rich", "rich")]
+            ("rich", "rich"), ("protego", "protego")]
 OPTIONAL = [("numpy", "numpy", "lets the python tool compute with arrays"),
             ("pandas", "pandas", "lets the python tool read CSV and spreadsheets easily")]
 OK, WARN, FAIL = "✓", "!", "✗"
@@ -218,6 +221,32 @@ def check_scrape(settings: Any, scratch: Path) -> Check:
                  "" if ok else "pip install -r requirements.txt (trafilatura)")
 
 
+class _ScriptPage(_Page):
+    body = (b"<html><head><title>Render check</title></head><body><div id=\"root\"></div><script>document."
+            b"getElementById('root').textContent='Rendered by JavaScript in the headless browser.'</script>"
+            b"</body></html>")
+
+
+def check_browser(settings: Any) -> Check:
+    """The headless browser renders a script-built page served on loopback (optional: a warning if not)."""
+    if settings.render == "off":
+        return Check("browser", OK, "rendering is off (SCRAPE_RENDER=off)")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    local = dataclasses.replace(settings, scrape_allow_private=True, ignore_robots=True)
+    try:
+        page = WebSession(local, shared=False).browser.render(f"http://127.0.0.1:{server.server_address[1]}/", 30)
+    except FetchError as exc:
+        return Check("browser", WARN, f"script-built pages are read without JavaScript: {exc}",
+                     f"to render them: {INSTALL_HINT}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    ok = "Rendered by JavaScript" in page.html
+    return Check("browser", OK if ok else WARN, "renders script-built pages in headless Chromium" if ok else
+                 "the browser started but did not run the page's script", "" if ok else INSTALL_HINT)
+
+
 def check_cache(settings: Any) -> Check:
     """Where --cache / AGENT_CACHE_DIR keeps model and web calls, and its size."""
     return Check("cache", OK, describe(settings.cache_dir))
@@ -240,7 +269,8 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
             ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),
             ("python tool", lambda: check_python_tool(settings, Path(tmp))),
             ("sandbox", lambda: check_sandbox(settings, Path(tmp))),
-            ("scrape tool", lambda: check_scrape(settings, Path(tmp))), ("cache", lambda: check_cache(settings))]
+            ("scrape tool", lambda: check_scrape(settings, Path(tmp))), ("browser", lambda: check_browser(settings)),
+            ("cache", lambda: check_cache(settings))]
         for name, fn in guarded:
             try:
                 checks.append(fn())

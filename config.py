@@ -35,9 +35,10 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "scrape_timeout": (0, False), "retry_deadline": (0, True), "max_retry_wait": (0, True),
     "temperature": (0, True), "max_retries": (0, True), "max_tokens": (1, True),
     "max_format_errors": (1, True), "scrape_max_bytes": (1, True), "python_memory_mb": (0, True),
+    "host_gap": (0, True), "host_concurrency": (1, True), "browser_pages": (1, True),
 }
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
-          "context_budget": "--context-budget"}
+          "context_budget": "--context-budget", "host_gap": "--host-gap"}
 
 
 def parse_bool(value: str) -> bool:
@@ -147,6 +148,15 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("scrape_timeout", ("SCRAPE_TIMEOUT",), float),
     ("search", ("AGENT_SEARCH",), parse_bool),
     ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
+    ("user_agent", ("SCRAPE_USER_AGENT",), str),
+    ("ignore_robots", ("SCRAPE_IGNORE_ROBOTS",), parse_bool),
+    ("host_gap", ("SCRAPE_HOST_GAP",), float),
+    ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), int),
+    ("render", ("SCRAPE_RENDER",), str),
+    ("browser_pages", ("SCRAPE_BROWSER_PAGES",), int),
+    ("chromium", ("SCRAPE_CHROMIUM",), str),
+    ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
+    ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
 ]
 
 
@@ -202,6 +212,15 @@ class Settings:
     scrape_timeout: float = 30.0
     search: bool = True  # off (AGENT_SEARCH=0, --no-search): no search tool, and check_setup does not probe it
     verify_claims: str = "off"  # model: the model also judges each cited claim against its source's passage
+    user_agent: str | None = None  # None: "Mozilla/5.0 (compatible; react-research-agent/VERSION; ...)"
+    ignore_robots: bool = False  # --ignore-robots: fetch what robots.txt disallows
+    host_gap: float = 1.0  # seconds between the starts of two requests to one host (all tasks together)
+    host_concurrency: int = 2  # requests in flight to one host at once (all tasks together)
+    render: str = "auto"  # auto: render script-built pages in headless Chromium; off: never
+    browser_pages: int = 2  # pages the run's one browser renders at once
+    chromium: str | None = None  # a Chromium executable (default: Playwright's own, else chromium on PATH)
+    allow_domains: tuple[str, ...] = ()  # when set, only these domains (and their subdomains) may be reached
+    block_domains: tuple[str, ...] = ()  # these domains (and their subdomains) may never be reached
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -280,6 +299,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("AGENT_SANDBOX must be auto, landlock, bwrap, require or none", "sandbox")
     if s.verify_claims not in {"off", "model"}:
         raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
+    if s.render not in {"auto", "off"}:
+        raise ConfigError("SCRAPE_RENDER must be auto or off", "render")
 
 
 def _validate_caps(s: Settings) -> None:

@@ -119,6 +119,14 @@ def _tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")
+    p.add_argument("--ignore-robots", action="store_true", default=None,
+                   help="fetch pages even where a site's robots.txt disallows them (obeyed by default)")
+    p.add_argument("--host-gap", type=float, metavar="SECONDS",
+                   help="least time between two requests to one host, over all tasks (default 1)")
+    p.add_argument("--allow-domains", metavar="LIST", help="comma list: scrape, the browser and search results "
+                                                          "reach only these domains and their subdomains")
+    p.add_argument("--block-domains", metavar="LIST", help="comma list of domains (and their subdomains) never reached")
 
 def _cache_flags(p: Any) -> None:
     """Flags for cache and replay."""
@@ -150,11 +158,18 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,
         "verify_claims": args.verify_claims, "search": args.search,
+        "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
+        "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
     }
     settings = load_settings(cli)
     if args.no_trace:
         settings = dataclasses.replace(settings, trace_dir=None)
     return apply_base_url(settings, args.base_url)
+
+
+def _comma_list(value: str | None) -> tuple[str, ...] | None:
+    """--allow-domains a.org,b.org -> ('a.org', 'b.org'); None when the flag is absent."""
+    return None if value is None else tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def apply_base_url(settings: Any, base_url: str | None) -> Any:

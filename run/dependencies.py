@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 # Modules the built-in tools import when they run, by tool name, as (import name, distribution name).
 TOOL_DEPENDENCIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "scrape": (("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("httpx", "httpx")),
+    "scrape": (("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("httpx", "httpx"), ("protego", "protego")),
     "search": (("ddgs", "ddgs"),),
 }
 # lxml >= 5.2 moved lxml.html.clean out; pip < 24 does not install justext's lxml[html_clean] extra.

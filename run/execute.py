@@ -23,6 +23,7 @@ from tasks.taskfile import Task, load_tasks
 from tools.builtin import load_tool_factories
 from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
+from tools.web.session import web_session
 
 EXIT_OK, EXIT_SOME_FAILED = 0, 1  # main.py names the same codes, with EXIT_USAGE = 2 for errors that stop a run
 
@@ -69,7 +70,8 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
-    with Stopper() as stopper, mcp_session(mcp_specs), \
+    # One web session for the run: per-host turns, robots.txt and the one headless browser, ended with the run.
+    with Stopper() as stopper, mcp_session(mcp_specs), web_session(p.settings), \
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:

@@ -11,6 +11,7 @@ from cache.model import build_model, model_specs
 from config import load_settings
 from core.errors import ConfigError, LLMFatalError
 from run.batch import build_agent
+from tools.web.session import web_session
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,9 +83,10 @@ def main(argv: list[str]) -> int:
     except ImportError as exc:
         print(f"error: serve-mcp needs the mcp package ({exc}): pip install -r requirements.txt", file=sys.stderr)
         return 2
-    if args.http is not None:
-        print(f"serving MCP on http://{args.host}:{args.http}/mcp", file=sys.stderr)
-        server.run("streamable-http", host=args.host, port=args.http)
-    else:
-        server.run()
+    with web_session(settings):  # per-host turns, robots.txt and one browser shared by every research call
+        if args.http is not None:
+            print(f"serving MCP on http://{args.host}:{args.http}/mcp", file=sys.stderr)
+            server.run("streamable-http", host=args.host, port=args.http)
+        else:
+            server.run()
     return 0

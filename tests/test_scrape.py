@@ -20,7 +20,10 @@ PDF = (DATA / "three-pages.pdf").read_bytes()
 
 
 def make_tool(tmp_path: Path, sleeps: list[float] | None = None, **settings: object) -> ScrapeTool:
-    merged: dict[str, object] = {"scrape_allow_private": True, "scrape_timeout": 2.0, **settings}
+    # robots.txt and the per-host gap have tests of their own (test_web_politeness.py); here they would add
+    # a /robots.txt request and a 1 s wait to every scrape.
+    merged: dict[str, object] = {"scrape_allow_private": True, "scrape_timeout": 2.0, "ignore_robots": True,
+                                 "host_gap": 0.0, **settings}
     record = sleeps if sleeps is not None else []
     return ScrapeTool(tmp_path / "ws", Settings(**merged), sleep=record.append)  # type: ignore[arg-type]
 
@@ -183,7 +186,7 @@ def test_hosts_resolving_to_non_public_addresses_are_refused(tmp_path: Path, add
         asked.append(host)
         return ["93.184.216.34", address]  # one bad address among good ones is enough to refuse
 
-    tool = ScrapeTool(tmp_path / "ws", Settings(), resolver=resolver)
+    tool = ScrapeTool(tmp_path / "ws", Settings(ignore_robots=True, host_gap=0), resolver=resolver)
     out = tool.run(url="http://intranet.example/admin")
     assert asked == ["intranet.example"]
     shown = str(ipaddress.ip_address(address))
@@ -202,7 +205,7 @@ def test_redirect_to_a_private_address_is_refused_on_the_hop(tmp_path: Path) -> 
              "/go-file": Response(302, headers={"Location": "file:///etc/passwd"})}
     # The loopback test server stands in for a public site: only 127.0.0.1 is let through the check.
     loopback_is_public = lambda ip: str(ip) == "127.0.0.1" or is_public_address(ip)  # noqa: E731
-    tool = ScrapeTool(tmp_path / "ws", Settings(), address_check=loopback_is_public)
+    tool = ScrapeTool(tmp_path / "ws", Settings(ignore_robots=True, host_gap=0), address_check=loopback_is_public)
     with LoopbackServer(routes(table)) as server:
         meta = tool.run(url=f"{server.url}/go-meta")
         intranet = tool.run(url=f"{server.url}/go-intranet")
@@ -216,7 +219,7 @@ def test_redirect_to_a_private_address_is_refused_on_the_hop(tmp_path: Path) -> 
 def test_connection_goes_to_the_checked_address_with_the_original_host(tmp_path: Path) -> None:
     table = {"/page": Response(body="pinned", content_type="text/plain")}
     with LoopbackServer(routes(table)) as server:
-        tool = ScrapeTool(tmp_path / "ws", Settings(), resolver=lambda host, port: ["127.0.0.1"],
+        tool = ScrapeTool(tmp_path / "ws", Settings(ignore_robots=True), resolver=lambda host, port: ["127.0.0.1"],
                           address_check=lambda ip: True)
         out = ok(tool.run(url=f"http://news.example:{server.port}/page"))
     assert out.text.endswith("pinned") and out.sources == [f"http://news.example:{server.port}/page"]

@@ -138,7 +138,8 @@ def test_write_file_never_writes_through_a_swapped_link(ws: Path, mode: str) -> 
 def test_scrape_save_as_never_writes_through_a_swapped_link(ws: Path, mode: str) -> None:
     outside = ws.parent / "outside"
     page = Response(body=b"PWNED", content_type="application/octet-stream")
-    settings = Settings(scrape_allow_private=True, scrape_timeout=5.0)
+    # Many scrapes race the swaps: no per-host gap (1 s by default) and no robots.txt request between them.
+    settings = Settings(scrape_allow_private=True, scrape_timeout=5.0, host_gap=0.0, ignore_robots=True)
     with LoopbackServer(routes({"/x": page})) as server:
         tool = ScrapeTool(ws, settings)
 

@@ -84,7 +84,7 @@ def test_a_server_dripping_one_byte_per_half_second_is_cut_at_the_deadline(tmp_p
 @pytest.mark.parametrize("location", ["http://[::1", "http://example.com:99999/", "https://xn--/",
                                       "http://[2002:7f00:1::]:80:80/"])
 def test_a_malformed_redirect_is_a_clear_error(tmp_path: Path, location: str) -> None:
-    tool = ScrapeTool(tmp_path / "ws", Settings(scrape_allow_private=True, scrape_timeout=2.0))
+    tool = ScrapeTool(tmp_path / "ws", Settings(scrape_allow_private=True, scrape_timeout=2.0, ignore_robots=True))
     with LoopbackServer(routes({"/go": Response(302, headers={"Location": location})})) as server:
         out = tool.run(url=f"{server.url}/go")
     assert isinstance(out, str)

@@ -20,7 +20,8 @@ from tools.web.fetch import FetchError, FetchResult, HTTPStatusError
 
 # Tools whose whole result comes from the network or from a model of their own (look, transcribe).
 WHOLE_RESULT_TOOLS = frozenset({"search", "look", "transcribe"})
-KEPT_HEADERS = ("content-type", "content-disposition", "location", "last-modified")  # no cookies, no auth
+KEPT_HEADERS = ("content-type", "content-disposition", "location", "last-modified",  # no cookies, no auth
+                "cf-mitigated", "retry-after")
 
 
 def cache_network_tools(tools: list[Tool], settings: Settings) -> list[Tool]:
@@ -114,8 +115,8 @@ class CachingFetcher:
         if entry is not None and (entry.ok or self.replay):
             m = entry.meta
             if not entry.ok:
-                if m.get("status") is not None:
-                    raise HTTPStatusError(m["error"], m["url"], m["status"])
+                if m.get("status") is not None:  # with the error page's start: a challenge page is named again
+                    raise HTTPStatusError(m["error"], m["url"], m["status"], entry.body or b"", m.get("headers"))
                 raise FetchError(m["error"], m["url"])
             return FetchResult(m["url"], m["status"], m["headers"], entry.body or b"", m["truncated"],
                                m["redirects"])
@@ -125,8 +126,10 @@ class CachingFetcher:
         try:
             result = self.inner.get(url)
         except FetchError as exc:
+            headers = {k: v for k, v in getattr(exc, "headers", {}).items() if k in KEPT_HEADERS}
             self.store.put_tool(key, "fetch", {"url": url}, False, {
-                "url": exc.url, "error": str(exc), "status": getattr(exc, "status", None)}, None)
+                "url": exc.url, "error": str(exc), "status": getattr(exc, "status", None), "headers": headers},
+                getattr(exc, "body", None) or None)
             raise
         headers = {k.lower(): v for k, v in result.headers.items() if k.lower() in KEPT_HEADERS}
         self.store.put_tool(key, "fetch", {"url": url}, True, {

@@ -12,9 +12,11 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 
 _lock = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
 _running: dict[int, subprocess.Popen[bytes]] = {}
+_after_kill: dict[int, Callable[[], None]] = {}  # pid -> what to remove once it is killed (the browser's profile)
 
 
 def register(proc: subprocess.Popen[bytes]) -> None:
@@ -27,6 +29,13 @@ def unregister(proc: subprocess.Popen[bytes]) -> None:
     """Stop tracking a process that has finished."""
     with _lock:
         _running.pop(proc.pid, None)
+        _after_kill.pop(proc.pid, None)
+
+
+def after_kill(proc: subprocess.Popen[bytes], cleanup: Callable[[], None]) -> None:
+    """Run cleanup (quick, idempotent, no locks) after kill_all() has killed proc, e.g. remove its files."""
+    with _lock:
+        _after_kill[proc.pid] = cleanup
 
 
 def running() -> list[int]:
@@ -47,4 +56,16 @@ def kill_all() -> int:
                 os.killpg(proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(proc.pid, signal.SIGKILL)
+    _run_cleanups()
     return len(procs)
+
+
+def _run_cleanups() -> None:
+    """Each after_kill() clean-up, once it has run to the end; a second signal may run one again (idempotent)."""
+    with _lock:
+        pending = list(_after_kill.items())
+    for pid, cleanup in pending:
+        with contextlib.suppress(Exception):  # a clean-up that fails must not stop the others
+            cleanup()
+        with _lock:
+            _after_kill.pop(pid, None)

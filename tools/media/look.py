@@ -18,7 +18,8 @@ from tools.media.images import pdf_page_image, pptx_slide_images, prepare_image
 from tools.models import tool_model
 from tools.safe_open import open_file, relative_name, workspace_parts
 from tools.secrets_guard import SecretGuard
-from tools.web.fetch import FetchError, SafeFetcher
+from tools.web.fetch import FetchError
+from tools.web.session import session_for
 
 # Model names that take images (checked after the provider); local servers only with a vision family name.
 _OPENAI_VISION = re.compile(r"gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|gpt-4-turbo|^o1(?!-mini)|^o3(?!-mini)|^o4")
@@ -122,8 +123,7 @@ def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, 
     """The bytes of a workspace file or a URL (fetched with scrape's safety rules), its name, and sources."""
     if re.match(r"https?://", path, re.I):
         SecretGuard(settings).check(path, "URL")  # a ToolError that names the setting, never the value
-        fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
-                              allow_private=settings.scrape_allow_private)
+        fetcher = session_for(settings).fetcher()  # the run's domain rules, robots.txt and per-host turns
         try:
             result = fetcher.get(path)
         except FetchError as exc:

@@ -1,8 +1,12 @@
-"""The tools that reach the web: search engines, the safe fetcher, and scrape.
+"""The tools that reach the web: search engines, the safe fetcher, scrape, and the run's headless browser.
 
-Owns search (Serper, DuckDuckGo), the HTTP(S) fetcher with its address policy, redirect checks and
-one deadline per fetch (fetch.py, addresses.py, fetch_deadline.py), and the scrape tool. Turning a
-fetched body into text is tools/documents' job. May import core, config, providers, the cache, the
-tools base modules and tools/documents; nothing in tools/documents or tools/media imports it except
-through the fetcher (look and transcribe fetch URLs with scrape's rules).
+Owns search (Serper, DuckDuckGo), the HTTP(S) fetcher with its address policy, domain rules, redirect
+checks and one deadline per fetch (fetch.py, policy.py, addresses.py, domains.py, fetch_deadline.py),
+robots.txt and per-host politeness (robots.py, politeness.py), blocked-page and script-built-page
+detection (blocked.py, script_built.py), the headless browser and its guard proxy (browser.py,
+browser_proxy.py, browser_launch.py), the run's shared web state (session.py), the scrape tool and its
+errors (errors.py, at the bottom: every module here may import it). Turning a fetched body into text is
+tools/documents' job. May import core, config, providers, the cache, the tools base modules (processes
+too) and tools/documents; nothing in tools/documents or tools/media imports it except through the
+fetcher (look and transcribe fetch URLs with scrape's rules, through the run's session).
 """

@@ -1,55 +1,35 @@
-"""Safe HTTP(S) GET for the scrape tool: public addresses only, checked redirects, size cap, retries."""
+"""Safe HTTP(S) GET for the scrape tool: public addresses only, checked redirects, size cap, retries, politeness."""
 
 from __future__ import annotations
 
-import ipaddress
-import socket
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import SplitResult, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
+from config import project_version
 from tools.web.addresses import is_public_address
+from tools.web.errors import BlockedURLError, FetchError, HTTPStatusError
 from tools.web.fetch_deadline import FetchDeadline
+from tools.web.policy import AddressCheck, IPAddress, Resolver, UrlPolicy, split_url, system_resolver
+from tools.web.politeness import HostBusyError, HostLimiter, retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
 
-USER_AGENT = (
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/124.0 Safari/537.36"
-)
+__all__ = ["AddressCheck", "BlockedURLError", "FetchError", "FetchResult", "HTTPStatusError", "IPAddress",
+           "Resolver", "SafeFetcher", "is_public_address", "system_resolver"]
+
 MAX_REDIRECTS = 5
 DEADLINE_FACTOR = 4  # a whole fetch (every hop, retry, header and body byte) gets 4x SCRAPE_TIMEOUT
 RETRIES = 2
+ERROR_BODY_BYTES = 131_072  # enough of an error page to tell a challenge page from a plain 403/503
 _REDIRECT_CODES = {301, 302, 303, 307, 308}
 _TEXT_TYPES = ("application/xml", "application/csv", "application/x-ndjson", "application/javascript")
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int], list[str]]
-AddressCheck = Callable[[IPAddress], bool]
-
-
-class FetchError(Exception):
-    """A URL could not be fetched; the message is written for the model."""
-
-    def __init__(self, message: str, url: str) -> None:
-        super().__init__(message)
-        self.url = url
-
-
-class BlockedURLError(FetchError):
-    """The URL (or a redirect hop) has a refused scheme or resolves to a non-public address."""
-
-
-class HTTPStatusError(FetchError):
-    """The server answered with an error status."""
-
-    def __init__(self, message: str, url: str, status: int) -> None:
-        super().__init__(message, url)
-        self.status = status
 
 
 @dataclass
@@ -62,6 +42,7 @@ class FetchResult:
     body: bytes
     truncated: bool = False
     redirects: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. robots.txt could not be read
 
     @property
     def content_type(self) -> str:
@@ -114,58 +95,31 @@ class FetchResult:
         return "binary"
 
 
-def system_resolver(host: str, port: int) -> list[str]:
-    """Every address the system resolver returns for host:port."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
 class SafeFetcher:
-    """GET a URL over HTTP(S) while refusing non-public hosts on every hop; never reads past max_bytes."""
+    """GET a URL over HTTP(S) while refusing non-public hosts on every hop; never reads past max_bytes.
+
+    Given a HostLimiter, every request takes a turn at its host first (requests in flight, the gap between
+    them, Retry-After); given a robots check, every hop is checked against the site's robots.txt.
+    """
 
     def __init__(self, timeout: float, max_bytes: int, allow_private: bool = False,
                  resolver: Resolver | None = None, address_check: AddressCheck | None = None,
                  sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, *, policy: UrlPolicy | None = None,
+                 limiter: HostLimiter | None = None, robots: Callable[[str], str | None] | None = None,
+                 user_agent: str | None = None, gap: bool = True) -> None:
         self.timeout = timeout
         self.deadline = deadline if deadline is not None else timeout * DEADLINE_FACTOR
         self.max_bytes = max_bytes
-        self.allow_private = allow_private
-        self.resolver = resolver or system_resolver
-        self.address_check = address_check or is_public_address
+        self.policy = policy or UrlPolicy(allow_private, resolver, address_check)
         self.sleep = sleep
         self.retries = retries
+        self.limiter, self.robots, self.gap = limiter, robots, gap
+        self.headers = {**_HEADERS, "User-Agent": user_agent or default_user_agent()}
 
     def check(self, url: str) -> str | None:
-        """Refuse a URL with a bad scheme or a non-public host; returns the address to connect to."""
-        parts = _split(url)
-        if parts.scheme not in ("http", "https"):
-            got = f"scheme {parts.scheme!r} refused" if parts.scheme else "the URL has no scheme"
-            raise BlockedURLError(f"only http:// and https:// URLs can be fetched ({got})", url)
-        host = parts.hostname
-        if not host:
-            raise BlockedURLError("the URL has no host name", url)
-        if self.allow_private:
-            return None
-        literal = _ip_or_none(host)
-        addresses = [host] if literal else self._resolve(host, parts.port, parts.scheme, url)
-        for text in addresses:
-            ip = ipaddress.ip_address(text.split("%", 1)[0])
-            if not self.address_check(ip):
-                where = f"{ip} is" if literal else f"{host} resolves to {ip},"
-                raise BlockedURLError(
-                    f"{where} a private/loopback/link-local or otherwise non-public address; refused "
-                    "(set SCRAPE_ALLOW_PRIVATE_URLS=1 to allow intranet URLs)", url)
-        return addresses[0].split("%", 1)[0]
-
-    def _resolve(self, host: str, port: int | None, scheme: str, url: str) -> list[str]:
-        try:
-            addresses = self.resolver(host, port or (443 if scheme == "https" else 80))
-        except (OSError, UnicodeError, ValueError) as exc:
-            raise FetchError(f"could not resolve host {host!r}: {exc}", url) from exc
-        if not addresses:
-            raise FetchError(f"host {host!r} has no addresses", url)
-        return addresses
+        """Refuse a URL with a bad scheme, a refused domain or a non-public host; returns the address to use."""
+        return self.policy.check(url)
 
     def get(self, url: str) -> FetchResult:
         """Fetch url, following up to MAX_REDIRECTS redirects, each hop checked before connecting."""
@@ -174,58 +128,103 @@ class SafeFetcher:
         except ImportError as exc:  # pragma: no cover - httpx is a hard dependency
             raise FetchError("the httpx package is missing: pip install httpx", url) from exc
         hops: list[str] = []
+        notes: list[str] = []
         current = url
+        address = self.check(url)
+        self._robots(url, notes)  # before the fetch's deadline starts: robots.txt has a deadline of its own
         deadline = FetchDeadline(self.deadline)
         try:
             with httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False,
-                              headers=_HEADERS) as client:
-                for _ in range(MAX_REDIRECTS + 1):
-                    address = self.check(current)
+                              headers=self.headers) as client:
+                for hop in range(MAX_REDIRECTS + 1):
+                    if hop:
+                        address = self.check(current)
+                        self._robots(current, notes)
                     result = self._get_with_retries(client, current, address, deadline)
                     location = result.headers.get("location")
                     if result.status in _REDIRECT_CODES and location:
                         hops.append(current)
                         current = _redirect_target(current, location)
                         continue
-                    result.redirects = hops
+                    result.redirects, result.notes = hops, notes
                     if result.status >= 400:
-                        raise HTTPStatusError(f"the server answered HTTP {result.status} "
-                                              f"{_reason(result.status)}", current, result.status)
+                        raise _status_error(result, current)
                     return result
         finally:
             deadline.close()
         raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})", url)
 
+    def _robots(self, url: str, notes: list[str]) -> None:
+        """RobotsRefusedError when robots.txt disallows url; a note when it could not be read."""
+        if self.robots is not None and (note := self.robots(url)) and note not in notes:
+            notes.append(note)
+
     def _get_with_retries(self, client: httpx.Client, url: str, address: str | None,
                           deadline: FetchDeadline) -> FetchResult:
-        import httpx
-
         last_error: FetchError | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(0.5 * 2 ** (attempt - 1))  # at most 1 s: the deadline is checked right after
             if deadline.expired or deadline.remaining() <= 0:
                 break
-            try:
-                result = self._stream(client, url, address, deadline)
-            except httpx.TimeoutException as exc:
-                last_error = FetchError(f"timed out after {self.timeout:g}s ({type(exc).__name__})", url)
+            result, last_error = self._attempt(client, url, address, deadline)
+            if result is None:
                 continue
-            except httpx.TransportError as exc:
-                last_error = FetchError(f"network error: {exc or type(exc).__name__}", url)
-                if _is_tls_failure(exc) and not deadline.expired:
-                    raise last_error from exc  # a bad certificate stays bad: no retry
-                continue
-            if result.status < 500:
+            wait = self._retry_after(url, result)
+            if result.status < 500 and not (result.status == 429 and wait is not None):
                 return result
-            last_error = HTTPStatusError(f"the server answered HTTP {result.status} "
-                                         f"{_reason(result.status)}", url, result.status)
+            last_error = _status_error(result, url)
+            if wait is not None and wait > deadline.remaining():
+                last_error.args = (f"{last_error.args[0]}; the server asked to wait {wait:.0f} s (Retry-After)",)
+                raise last_error
         if deadline.expired or last_error is None:
             raise FetchError(f"gave up at the {deadline.seconds:g}s deadline for the whole fetch "
                              "(connection, headers and body of every redirect and retry)", url)
         if self.retries:
             last_error.args = (f"{last_error.args[0]} (tried {self.retries + 1} times)",)
         raise last_error
+
+    def _attempt(self, client: httpx.Client, url: str, address: str | None,
+                 deadline: FetchDeadline) -> tuple[FetchResult | None, FetchError | None]:
+        """One request in the host's turn: its result, or the error worth a retry."""
+        import httpx
+
+        try:
+            with self._turn(url, deadline):
+                return self._stream(client, url, address, deadline), None
+        except httpx.TimeoutException as exc:
+            return None, FetchError(f"timed out after {self.timeout:g}s ({type(exc).__name__})", url)
+        except httpx.TransportError as exc:
+            error = FetchError(f"network error: {exc or type(exc).__name__}", url)
+            if _is_tls_failure(exc) and not deadline.expired:
+                raise error from exc  # a bad certificate stays bad: no retry
+            return None, error
+
+    @contextmanager
+    def _turn(self, url: str, deadline: FetchDeadline) -> Iterator[None]:
+        """Hold a request slot at the URL's host (no-op without a limiter)."""
+        if self.limiter is None:
+            yield
+            return
+        host = urlsplit(url).hostname or ""
+        try:
+            self.limiter.acquire(host, deadline.remaining(), gap=self.gap)
+        except HostBusyError as exc:
+            raise FetchError(f"gave up waiting for a turn at {host} ({exc}); try again later or another "
+                             "source", url) from exc
+        try:
+            yield
+        finally:
+            self.limiter.release(host)
+
+    def _retry_after(self, url: str, result: FetchResult) -> float | None:
+        """A 429/503's Retry-After in seconds, also told to the limiter so every task waits it out."""
+        if result.status not in (429, 503):
+            return None
+        wait = retry_after_seconds(result.headers.get("retry-after"))
+        if wait is not None and self.limiter is not None:
+            self.limiter.defer(urlsplit(url).hostname or "", wait)
+        return wait
 
     def _stream(self, client: httpx.Client, url: str, address: str | None,
                 deadline: FetchDeadline) -> FetchResult:
@@ -247,19 +246,20 @@ class SafeFetcher:
         response = _send(client, request, url)
         try:
             headers = {k.lower(): v for k, v in response.headers.items()}
-            if response.status_code in _REDIRECT_CODES or response.status_code >= 500:
+            if response.status_code in _REDIRECT_CODES:
                 return FetchResult(url, response.status_code, headers, b"")
+            limit = ERROR_BODY_BYTES if response.status_code >= 400 else self.max_bytes
             chunks: list[bytes] = []
             size, truncated = 0, False
             for chunk in response.iter_bytes():
                 chunks.append(chunk)
                 size += len(chunk)
-                if size > self.max_bytes:
+                if size > limit:
                     truncated = True
                     break
             if deadline.expired:  # the timer cut the socket: what was read is incomplete
                 raise httpx.ReadTimeout("the fetch deadline passed")
-            body = b"".join(chunks)[: self.max_bytes]
+            body = b"".join(chunks)[:limit]
             return FetchResult(url, response.status_code, headers, body, truncated)
         finally:
             response.close()
@@ -280,7 +280,6 @@ def _send(client: httpx.Client, request: httpx.Request, url: str) -> httpx.Respo
 
 
 _HEADERS = {
-    "User-Agent": USER_AGENT,
     "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,application/pdf,*/*;q=0.8",
     "Accept-Language": "en-US,en;q=0.9",
 }
@@ -299,16 +298,6 @@ def _is_tls_failure(exc: BaseException) -> bool:
     return False
 
 
-def _split(url: str) -> SplitResult:
-    """urlsplit, with the port parsed; a malformed URL is a BlockedURLError the model can read."""
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises ValueError for a port that is not a number in range
-    except ValueError as exc:
-        raise BlockedURLError(f"the URL is malformed ({exc})", url) from exc
-    return parts
-
-
 def _redirect_target(current: str, location: str) -> str:
     """The absolute URL a Location header points to; a malformed one is a clear FetchError."""
     try:
@@ -317,18 +306,11 @@ def _redirect_target(current: str, location: str) -> str:
         raise FetchError(f"the server redirected to a malformed URL {location[:200]!r} ({exc})",
                          current) from exc
     try:
-        _split(target)
+        split_url(target)
     except BlockedURLError as exc:
         raise FetchError(f"the server redirected to a malformed URL {location[:200]!r} "
                          f"({exc.args[0]})", current) from exc
     return target
-
-
-def _ip_or_none(host: str) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
 
 
 def _pinned(url: str, address: str) -> str:
@@ -346,3 +328,15 @@ def _reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+def _status_error(result: FetchResult, url: str) -> HTTPStatusError:
+    """The error for an error status, carrying the start of the error page (a challenge page is named from it)."""
+    return HTTPStatusError(f"the server answered HTTP {result.status} {_reason(result.status)}", url,
+                           result.status, result.body, result.headers)
+
+
+@functools.cache
+def default_user_agent() -> str:
+    """The identifying User-Agent: the project's name and version (SCRAPE_USER_AGENT / --user-agent replace it)."""
+    return f"Mozilla/5.0 (compatible; react-research-agent/{project_version()}; research agent, obeys robots.txt)"

@@ -17,7 +17,7 @@ from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.documents.errors import ConversionError
-from tools.documents.page_text import extract_main_content, page_title
+from tools.documents.page_text import page_title
 from tools.documents.pdf import SCANNED_NOTE, is_scanned, pdf_text
 from tools.documents.reading import scrape_binary
 from tools.safe_open import (
@@ -28,7 +28,10 @@ from tools.safe_open import (
     workspace_parts,
 )
 from tools.secrets_guard import SecretGuard, SecretInRequestError
-from tools.web.fetch import AddressCheck, FetchError, FetchResult, Resolver, SafeFetcher
+from tools.web.errors import DomainRefusedError, HTTPStatusError, RobotsRefusedError
+from tools.web.fetch import AddressCheck, FetchError, FetchResult, Resolver
+from tools.web.html_page import RenderRefusedError, html_text, refusal_of
+from tools.web.session import WebSession, session_for
 
 MAX_OBSERVATION_CHARS = 40_000
 
@@ -67,7 +70,9 @@ class ScrapeTool(Tool):
         "is. Other files are saved into the workspace (path given) and Word, PowerPoint, "
         "Excel/ODS, EPUB and ZIP files also come back as Markdown (a ZIP as its file list); images and "
         "audio are described (open them with look / transcribe). Use it after `search` to read a "
-        "result in full, or to download a data file."
+        "result in full, or to download a data file. A page that builds its text with JavaScript is rendered "
+        "in a headless browser automatically. A challenge, CAPTCHA, login or paywall page comes back as "
+        "'blocked: <kind>'; a page the site's robots.txt or the domain rules refuse is not fetched."
     )
     parameters = {
         "type": "object",
@@ -78,6 +83,9 @@ class ScrapeTool(Tool):
             "save_as": {"type": "string",
                         "description": "Optional workspace-relative path (e.g. 'data/report.pdf') to also "
                                        "save the raw file to, for any content type."},
+            "render": {"type": "boolean",
+                       "description": "true: open the page in a headless browser and read the text its "
+                                      "JavaScript builds (done automatically when a page looks script-built)."},
         },
         "required": ["url"],
         "additionalProperties": False,
@@ -85,18 +93,19 @@ class ScrapeTool(Tool):
 
     def __init__(self, workspace: Path, settings: Settings, *, resolver: Resolver | None = None,
                  address_check: AddressCheck | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None, web: WebSession | None = None) -> None:
         self.workspace = Path(workspace)
         self.settings = settings
         self.guard = SecretGuard(settings)
-        self.fetcher = SafeFetcher(settings.scrape_timeout, settings.scrape_max_bytes,
-                                   allow_private=settings.scrape_allow_private, resolver=resolver,
-                                   address_check=address_check, sleep=sleep or time.sleep)
+        self.web = web or session_for(settings, resolver, address_check)  # the run's rules, turns and browser
+        self.fetcher = self.web.fetcher(sleep=sleep or time.sleep)
 
     def run(self, **kwargs: Any) -> str | ToolOutput:
-        """Fetch `url` and convert it by content type; failures come back as an 'Error: ...' string."""
+        """Fetch `url` and convert it by content type; failures come back as an 'Error: ...' string, and a page
+        that must not be read (robots.txt, domain rules, a challenge page) raises SourceNotReadError."""
         url = str(kwargs["url"]).strip()
         pages, save_as = kwargs.get("pages") or None, kwargs.get("save_as") or None
+        render = bool(kwargs.get("render"))
         try:
             self.guard.check(url, "URL")
         except SecretInRequestError as exc:
@@ -104,18 +113,24 @@ class ScrapeTool(Tool):
         try:
             target = self._workspace_path(save_as) if save_as else None
             result = self.fetcher.get(url)
-            lines = [f"URL: {result.url}"]
+            lines = [f"URL: {result.url}", *result.notes]
             if result.redirects:
                 lines.append(f"(redirected from {url})")
-            body = self._convert(result, pages, lines, target)
-        except (FetchError, ScrapeInputError) as exc:
+            body = self._convert(result, pages, lines, target, render)
+        except (RobotsRefusedError, DomainRefusedError, HTTPStatusError) as exc:
+            refused = refusal_of(exc, url)  # robots.txt, the domain rules, a challenge page behind an error status
+            if refused is None:
+                return f"Error: could not scrape {url}: {exc}"
+            raise refused from exc
+        except (FetchError, ScrapeInputError, RenderRefusedError) as exc:
             return f"Error: could not scrape {url}: {exc}"
         text = "\n".join(lines) + ("\n\n" + body if body else "")
         title = next((line[7:] for line in lines if line.startswith("Title: ") and line != "Title: (none)"), "")
         aliases = (url, target) if target else (url,)  # the file saved from it is the same source
         return ToolOutput(text, read=[Read(result.url, title, body, aliases=aliases)])  # numbered: `[n] Title — URL`
 
-    def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: str | None) -> str:
+    def _convert(self, result: FetchResult, pages: str | None, lines: list[str], target: str | None,
+                 render: bool = False) -> str:
         """The observation body for this content type; header lines are appended to `lines`."""
         kind = result.kind()
         size = f"{len(result.body):,} bytes"
@@ -136,7 +151,7 @@ class ScrapeTool(Tool):
         if kind == "html":
             html = result.text()
             lines.insert(0, f"Title: {page_title(html) or '(none)'}")
-            text = extract_main_content(html, result.url) or "(no readable text found on this page)"
+            text = html_text(result, html, lines, self.web, render)  # blocked pages named, script-built ones rendered
         elif kind == "pdf":
             text = self._pdf(result.body, pages, lines)
         else:

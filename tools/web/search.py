@@ -8,6 +8,7 @@ from typing import Any
 from config import Settings
 from tools.base import Tool
 from tools.secrets_guard import SecretGuard, SecretInRequestError
+from tools.web.domains import DomainRules
 
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
@@ -58,6 +59,10 @@ class SearchTool(Tool):
 
     def run(self, **kwargs: Any) -> str:
         """Search `query` and format the results; every failure comes back as an observation string."""
+        return DomainRules.of(self.settings.allow_domains, self.settings.block_domains).filter_results(
+            self._search(**kwargs))  # --allow-domains / --block-domains: results elsewhere are dropped
+
+    def _search(self, **kwargs: Any) -> str:
         query = " ".join(str(kwargs.get("query") or "").split())
         if not query:
             return "Error: the search query is empty."
