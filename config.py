@@ -330,11 +330,12 @@ def _validate_search(s: Settings) -> None:
              "tavily": ("tavily_api_key", "TAVILY_API_KEY"), "searxng": ("searxng_url", "SEARXNG_URL")}
     for name in s.search_backends:
         if name not in SEARCH_BACKEND_NAMES:
-            raise ConfigError(f"SEARCH_BACKENDS: unknown backend {name!r} (choose from "
+            raise ConfigError(f"{setting_name('search_backends')}: unknown backend {name!r} (choose from "
                               f"{', '.join(SEARCH_BACKEND_NAMES)})", "search_backends")
         field, variable = needs.get(name, ("", ""))
         if field and not getattr(s, field):
-            raise ConfigError(f"SEARCH_BACKENDS names {name} but {variable} is not set", "search_backends")
+            raise ConfigError(f"{setting_name('search_backends')} names {name} but {variable} is not set",
+                              "search_backends")
 
 
 def _validate_caps(s: Settings) -> None:
