@@ -19,16 +19,18 @@ from tools.media.transcribe import TranscribeTool
 from tools.python_exec import PythonTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
+from tools.web.wikipedia import WikipediaTool
 
 ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look and transcribe,
-    sharing one workspace."""
+    """search (unless AGENT_SEARCH=0), scrape, wikipedia, python, read_file, write_file, list_files, look and
+    transcribe, sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
+        WikipediaTool(settings),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),
