@@ -11,6 +11,7 @@ import pytest
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tools.base import ToolOutput
+from tools.cached import cache_network_tools
 from tools.web.arxiv import ArxivTool, Pacer
 
 PDF = (Path(__file__).parent / "data" / "three-pages.pdf").read_bytes()
@@ -152,3 +153,18 @@ def test_bad_ids_unknown_papers_and_the_api_pace(arxiv: Any) -> None:
     for _ in range(2):  # two tasks' tools share the run's pacer
         ArxivTool(tool.settings, sleep=waits.append, pacer=pacer).run(query="electron")
     assert waits == [3.0]
+
+
+def test_cache_records_the_api_and_the_pdf_and_replay_reads_them_offline(tmp_path: Path) -> None:
+    base: dict[str, str] = {}
+    with LoopbackServer(lambda req: _arxiv(base)(req)) as server:
+        base["url"] = server.url
+        settings = Settings(arxiv_api_url=server.url + "/api/query", scrape_allow_private=True, host_gap=0,
+                            cache_dir=tmp_path / "cache")
+        [recorded] = cache_network_tools([ArxivTool(settings, pacer=Pacer(0))], settings)
+        first = recorded.run(id="hep-ex/0307015", pdf=True)
+    replaying = settings.with_overrides(cache_replay=True)
+    [replayed] = cache_network_tools([ArxivTool(replaying, pacer=Pacer(0))], replaying)
+    again = replayed.run(id="hep-ex/0307015", pdf=True)  # the server is gone: only the cache can answer
+    assert isinstance(first, ToolOutput) and isinstance(again, ToolOutput)
+    assert again.text == first.text and "Gamma page three" in again.text

@@ -75,6 +75,7 @@ class ArxivTool(Tool):
     """Search arXiv and read papers: the abstract and metadata, or the full text of the PDF."""
 
     name = "arxiv"
+    fetchers = ("fetcher", "pdf_fetcher")  # both answered from the cache under --cache / --replay
     description = (
         "arXiv papers through the arXiv API. With `query`: search (keywords, or arXiv's fields such as "
         "'ti:transformer AND au:vaswani', 'cat:cs.CL'), returning titles, ids, dates and the start of each "
