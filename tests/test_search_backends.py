@@ -3,13 +3,17 @@ across SEARCH_BACKENDS, the failures it records under the task, and the settings
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 import main
 from agent import ReActAgent
 from config import Settings, load_settings
 from core.errors import ConfigError
-from tests.fakes.loopback import LoopbackServer, Response, routes
+from tests.fakes.loopback import LoopbackServer, Request, Response, routes
+from tests.fakes.providers import openai_reply
 from tests.fakes.scripted import ScriptedLLM
 from tests.test_search import DDG_RESULTS, FakeDDGS
 from tools.base import ToolOutput
@@ -203,3 +207,27 @@ def test_flag_and_environment_set_the_order(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("BRAVE_API_KEY", "brave-test-key")
     args = main.parse_args(["tasks.txt", "--search-backends", "Brave,duckduckgo"])
     assert main.settings_from_args(args).search_backends == ("brave", "duckduckgo")
+
+
+def test_through_a_run_the_recovered_failure_is_in_the_records_and_the_report(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def handle(req: Request) -> Response:
+        if req.path.startswith("/res/v1/web/search"):
+            return Response(429, BRAVE_QUOTA)
+        turns = sum(1 for m in req.json()["messages"] if m["role"] == "assistant")
+        return openai_reply(['Action: search\nAction Input: {"query": "eiffel tower"}', "Final Answer: 330 m"][
+            min(turns, 1)])
+
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: FakeDDGS(DDG_RESULTS))
+    (tmp_path / "tasks.txt").write_text("How tall is the Eiffel Tower?\n")
+    with LoopbackServer(handle) as server:
+        for name, value in {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.url + "/v1",
+                            "BRAVE_API_KEY": "brave-test-key", "BRAVE_BASE_URL": server.url}.items():
+            monkeypatch.setenv(name, value)
+        code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--search-backends", "brave,duckduckgo"])
+    record = json.loads((tmp_path / "results.jsonl").read_text())
+    assert code == 0 and record["answer"] == "330 m"
+    quota = "Brave Search quota or rate limit exceeded (HTTP 429): Request quota limit exceeded for plan."
+    assert record["tool_failures"] == [{"step": 1, "tool": "search", "error": quota}]
+    md = (tmp_path / "results.md").read_text()  # results.md escapes the brackets of untrusted text
+    assert "- step 1 · search: Brave Search quota or rate limit exceeded \\(HTTP 429\\): Request quota" in md
