@@ -10,6 +10,7 @@ import pytest
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tools.base import ToolOutput
+from tools.builtin import default_tools
 from tools.web.wikipedia import WikipediaTool, end_of
 
 # Shapes of MediaWiki's action API with format=json&formatversion=2 (www.mediawiki.org/wiki/API:Search,
@@ -105,7 +106,7 @@ def test_a_page_reads_as_text_with_its_sections_and_is_a_numbered_source(wiki: A
 
 def test_the_page_as_of_a_year_comes_from_the_revision_history(wiki: Any) -> None:
     tool, server = wiki
-    out = tool.run(title="Mercedes Sosa", date="2022", section="studio albums")
+    out = tool.run(title="https://en.wikipedia.org/wiki/Mercedes_Sosa#Studio_albums", date="2022")
     assert isinstance(out, ToolOutput)
     revisions, sections, text = (urlsplit(r.path).query for r in server.requests)
     assert "rvstart=2022-12-31T23%3A59%3A59Z" in revisions
@@ -144,3 +145,10 @@ def test_the_address_policy_and_domain_rules_hold() -> None:
     ruled = WikipediaTool(Settings(wikipedia_api_url="http://127.0.0.1:9/w/api.php", scrape_allow_private=True,
                                    allow_domains=("example.org",)))
     assert "outside the allowed domains" in ruled.run(title="X")
+
+
+def test_default_tools_have_wikipedia_and_arxiv_unless_search_is_off(tmp_path: Any) -> None:
+    names = [t.name for t in default_tools(Settings(), tmp_path)]
+    assert names[:4] == ["search", "scrape", "wikipedia", "arxiv"]
+    off = [t.name for t in default_tools(Settings(search=False), tmp_path)]
+    assert "scrape" in off and not {"search", "wikipedia", "arxiv"} & set(off)  # AGENT_SEARCH=0: no searching

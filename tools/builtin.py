@@ -26,13 +26,12 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search (unless AGENT_SEARCH=0), scrape, wikipedia, arxiv, python, read_file, write_file, list_files, look
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look
     and transcribe, sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
-        WikipediaTool(settings),
-        ArxivTool(settings),
+        *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),

@@ -72,7 +72,8 @@ class WikipediaTool(Tool):
             self.guard.check(query or title, "Wikipedia request")
             if query:
                 return self.search(query)
-            return self.read(page_title(title), str(kwargs.get("section") or "").strip(),
+            title, _, anchor = page_title(title).partition("#")  # 'Page#Section' names a section too
+            return self.read(title.strip(), str(kwargs.get("section") or anchor).strip(),
                              str(kwargs.get("date") or "").strip())
         except SecretInRequestError as exc:
             return f"Error: {exc}"
@@ -151,7 +152,7 @@ class WikipediaTool(Tool):
 def page_title(text: str) -> str:
     """A title as the model gave it: 'Eiffel Tower', 'Eiffel_Tower' or https://en.wikipedia.org/wiki/Eiffel_Tower."""
     if re.match(r"(?i)^https?://", text) and "/wiki/" in text:
-        text = unquote(text.split("/wiki/", 1)[1].split("#", 1)[0].split("?", 1)[0])
+        text = unquote(text.split("/wiki/", 1)[1].split("?", 1)[0])
     return text.replace("_", " ").strip()
 
 
