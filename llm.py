@@ -136,7 +136,7 @@ class LLMInterface:
         self._sleep = sleep
         self._clock = clock
         self._rejected = _REJECTED if rejected is None else rejected
-        self._reach = Reachability()
+        self._reach = Reachability(clock=clock)
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
         self._prices = load_prices(settings.prices_file)
 

@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    args.argv = argv  # the command line as given: a stopped run prints it back with --resume
     try:
         return run(args, settings_from_args(args))
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from report.sources import markdown_lines, run_lines, sources_cell, without_sources
+from report.stopped import is_run_line, resume_line, title
 
 DONE_STATUSES = {"answered", "answered_unformatted"}
 
@@ -88,6 +89,8 @@ def read_records(path: Path) -> tuple[dict[str, TaskRecord], list[int]]:
                 continue
             try:
                 data = json.loads(line)
+                if is_run_line(data):  # a stopped run's header (report/stopped.py), not a task
+                    continue
                 out[data["key"]] = TaskRecord(**{k: v for k, v in data.items() if k in known})
             except (ValueError, KeyError, TypeError):
                 skipped.append(number)
@@ -180,7 +183,9 @@ def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool
     parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {_money(_total_cost(records))}"]
     models = list(dict.fromkeys(m for m in [meta.get("model"), *(r.model for r in records)] if m))
     used = (" · model " if len(models) == 1 else " · models ") + ", ".join(f"`{m}`" for m in models)
-    lines = [f"Run finished {when}" + (used if models else ""), "", " · ".join(parts), ""]
+    lines = [title(meta, when) + (used if models else ""), "", " · ".join(parts), ""]
+    if resume_line(meta):
+        lines += [f"Resume with: `{resume_line(meta)}`", ""]
     if meta.get("note"):
         lines += [str(meta["note"]), ""]
     if meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py)

@@ -17,6 +17,7 @@ from core.errors import ResultsWriteError
 from report.html.paths import html_path_for
 from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
 from report.note import save_note
+from report.stopped import header_line
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
 from tasks.taskfile import LARGE_TASK_COUNT, Task
 
@@ -100,15 +101,29 @@ class ResultsStore:
                 return
             os.close(self._fd)
             self._fd = None
-            if not self._appended:
+            if not self._appended and not self.meta.get("stopped"):
                 return
             self._render()
             ordered = sorted(self.records.values(), key=lambda r: r.index) + self.previous.others
-            try:
-                atomic_write(self.records_file, "".join(record_line(r) for r in ordered))
+            try:  # a stopped run's file starts with the line that says so (report/stopped.py)
+                atomic_write(self.records_file, header_line(self.meta) + "".join(record_line(r) for r in ordered))
             except OSError as exc:  # the appended file is complete; it is just not in task order
                 raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
             save_note(self.records_file, self.meta)  # tasks a cap skipped, for `main.py report` (report/note.py)
+
+    def mark_stopped(self, fields: dict[str, Any]) -> None:
+        """Record why the run stopped: the last render and the records file's first line say so.
+
+        A run stopped before its first record still writes both (the previous pair is moved aside first).
+        """
+        with self._lock:
+            self.meta.update(fields)
+            if self._fd is None:
+                try:
+                    self._open()
+                except OSError as exc:
+                    self._undo_open()
+                    raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
 
     def render(self) -> None:
         """Render the report now (a resumed run with nothing left to do)."""

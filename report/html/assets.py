@@ -44,6 +44,8 @@ details.obs>summary{cursor:pointer;color:var(--muted)}
 .pager{display:flex;gap:.5rem;align-items:center;margin:.4rem 0}
 .hidden{display:none}
 .live{color:var(--ok);font-size:.85rem}
+.run-state{margin:.2rem 0 .6rem}.run-state.stopped{border-left:4px solid var(--bad);background:#fdecea;
+padding:.5rem .8rem;border-radius:4px}
 """
 
 SCRIPT = r"""

@@ -14,6 +14,7 @@ from report.html.charts import bar_chart
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
+from report.stopped import resume_line, title
 
 DONE = {"answered", "answered_unformatted"}
 
@@ -40,7 +41,7 @@ def render_page(run: Run, live: bool = False, caps: Caps = Caps(), version: str 
     title = "Research results"
     live_note = (f'<p id="live" class="live" data-version="{esc(version)}">Live: this page updates as tasks '
                  "finish.</p>") if live else ""
-    body = (f"<h1>{title}</h1>{live_note}{_summary(run)}{_charts(run)}{_table(run)}"
+    body = (f"<h1>{title}</h1>{live_note}{_summary(run, live)}{_charts(run)}{_table(run)}"
             f"<h2>Tasks</h2>{''.join(_task(t, caps) for t in run.tasks)}")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_csp(live)}">'
@@ -59,7 +60,7 @@ def _tokens(t: Task) -> int:
     return int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
 
 
-def _summary(run: Run) -> str:
+def _summary(run: Run, live: bool = False) -> str:
     tasks = run.tasks
     statuses: dict[str, int] = {}
     for t in tasks:
@@ -77,6 +78,7 @@ def _summary(run: Run) -> str:
         f'<div class="card"><b>{esc(v)}</b><span>{esc(k)}</span></div>' for k, v in cards) + "</section>"
     when = run.meta.get("finished") or datetime.fromtimestamp(_mtime(run.records_file), UTC).strftime(
         "%Y-%m-%d %H:%M UTC")
+    html += "" if live else _state(run, when)  # a live page is neither finished nor stopped yet
     html += f'<p class="meta">Models: {esc(", ".join(models) or "n/a")} · records: {esc(run.records_file.name)}'
     html += f" · updated {esc(when)}</p>"
     if run.meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py), as results.md says it
@@ -84,6 +86,15 @@ def _summary(run: Run) -> str:
     levels = _level_accuracy(tasks)
     html += run_html([t.record for t in tasks])  # citations by verdict, answers without sources
     return html + (f'<p class="meta">Accuracy by level: {esc(levels)}</p>' if levels else "")
+
+
+def _state(run: Run, when: str) -> str:
+    """Whether the run finished or was stopped (why, and the command that resumes it); nothing while live."""
+    if not run.meta.get("stopped"):
+        return f'<p class="run-state">{esc(title(run.meta, when))}</p>'
+    resume = resume_line(run.meta)
+    command = f' Resume with <code class="resume">{esc(resume)}</code>' if resume else ""
+    return f'<p class="run-state stopped"><b>{esc(title(run.meta, when))}</b>.{command}</p>'
 
 
 def _meta_models(run: Run) -> list[str]:
