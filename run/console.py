@@ -33,9 +33,12 @@ class ConsoleReporter:
         if quiet:
             return
         if not verbose and self.stream.isatty():
+            from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn
 
-            self._progress = Progress(TextColumn("tasks"), BarColumn(), _status_column(self.tally), transient=False)
+            # On the stream checked above (stderr), not rich's default stdout, which may be a pipe or a file.
+            self._progress = Progress(TextColumn("tasks"), BarColumn(bar_width=20), _status_column(self.tally),
+                                      transient=False, console=Console(file=self.stream))
             self._bar = self._progress.add_task("tasks", total=total)
         elif total > 1:  # CI, a log file: a plain line every few tasks or seconds
             self._ticker = PlainTicker(self.tally, self.line)

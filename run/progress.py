@@ -31,8 +31,8 @@ def duration(seconds: float) -> str:
 
 
 def money(cost: float) -> str:
-    """`$0.0123`, `$12.34`."""
-    return f"${cost:.4f}" if cost < 10 else f"${cost:,.2f}"
+    """`$0.0123`, `$1.50`, `$12.34`: four decimals below a dollar, cents above."""
+    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
 
 
 class Tally:

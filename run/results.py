@@ -114,11 +114,12 @@ class ResultsStore:
     def mark_stopped(self, fields: dict[str, Any]) -> None:
         """Record why the run stopped: the last render and the records file's first line say so.
 
-        A run stopped before its first record still writes both (the previous pair is moved aside first).
+        A run stopped before its first record writes nothing when there is no record to show (a rejected key
+        at the first call leaves the previous report as it was), else both files (resumed records).
         """
         with self._lock:
             self.meta.update(fields)
-            if self._fd is None:
+            if self._fd is None and self.records:
                 try:
                     self._open()
                 except OSError as exc:

@@ -96,7 +96,7 @@ def test_first_signal_cancels_queued_tasks_stops_running_ones_and_resume_continu
     assert header["run"] == "stopped" and header["reason"] == reason
     assert str(header["resume"]).endswith("main.py tasks.txt -o results.md --concurrency 2 --max-steps 200 --resume")
     md, page = (tmp_path / "results.md").read_text(), (tmp_path / "results.html").read_text()
-    assert f"Run stopped" in md and reason in md and "Run finished" not in md and "--resume" in md
+    assert "Run stopped" in md and reason in md and "Run finished" not in md and "--resume" in md
     assert "Run stopped" in page and reason in page and "Run finished" not in page
     assert f"resume: {header['resume']}" in err and f"stopped: {reason}" in err
 
