@@ -45,6 +45,7 @@ class Step:
     final: str = ""
     tool: str | None = None
     arguments: str = ""
+    raw_arguments: Any = None  # as the trace holds them (a dict): code arguments are shown as code
     observation: str = ""
     full_chars: int = 0
     saved: str | None = None
@@ -165,6 +166,7 @@ def _apply_call(event: dict[str, Any], step: Step) -> None:
 def _apply_tool(event: dict[str, Any], step: Step, workspace: str | None) -> None:
     step.tool = event.get("tool")
     arguments = event.get("arguments")
+    step.raw_arguments = arguments
     step.arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False,
                                                                                  indent=1)
     step.observation = str(event.get("observation") or "")

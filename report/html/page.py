@@ -11,6 +11,7 @@ from pathlib import Path
 
 from report.html.assets import CSS, SCRIPT
 from report.html.charts import bar_chart
+from report.html.code import arguments_html, code_css
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
@@ -46,7 +47,7 @@ def render_page(run: Run, live: bool = False, caps: Caps = Caps(), version: str 
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_csp(live)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{title}</title><style>{CSS}</style></head><body><main id=\"app\">{body}</main>"
+            f"<title>{title}</title><style>{CSS}{code_css()}</style></head><body><main id=\"app\">{body}</main>"
             f"<script>{SCRIPT}</script></body></html>\n")
 
 
@@ -150,35 +151,50 @@ def _correct_cell(t: Task) -> tuple[str, str]:
 
 def _table(run: Run) -> str:
     statuses = sorted({str(t.get("status", "")) for t in run.tasks})
+    scored = any(t.record.get("expected") is not None for t in run.tasks)  # the task file gave answers
     options = "".join(f'<option value="{esc(s)}">{esc(s)}</option>' for s in statuses)
+    verdicts = ('<label>Verdict <select id="f-correct"><option value="">all</option><option value="yes">correct'
+                '</option><option value="no">incorrect</option><option value="none">not scored</option></select>'
+                "</label>") if scored else ""
     controls = ('<div class="controls hidden"><label>Status <select id="f-status"><option value="">all</option>'
-                f'{options}</select></label><label>Verdict <select id="f-correct"><option value="">all</option>'
-                '<option value="yes">correct</option><option value="no">incorrect</option>'
-                '<option value="">not scored</option></select></label>'
+                f'{options}</select></label>{verdicts}'
                 '<label>Find <input id="f-text" type="search" placeholder="text in task or answer"></label>'
                 '<span id="count" class="meta"></span><span class="pager"><button id="prev" type="button">◀'
                 '</button><span id="page" class="meta"></span><button id="next" type="button">▶</button></span>'
                 "</div>")
+    graded = '<th data-type="str">Expected</th><th data-type="str">Verdict</th>' if scored else ""
     head = ('<thead><tr><th data-type="num" class="num">#</th><th data-type="str">Task</th>'
-            '<th data-type="str">Status</th><th data-type="str">Verdict</th><th data-type="num" class="num">Steps'
-            '</th><th data-type="num" class="num">Tokens</th><th data-type="num" class="num">Cost</th>'
-            '<th data-type="num" class="num">Seconds</th></tr></thead>')
+            f'<th data-type="str">Answer</th>{graded}<th data-type="str">Status</th>'
+            '<th data-type="num" class="num">Steps</th><th data-type="num" class="num">Tokens</th>'
+            '<th data-type="num" class="num">Cost</th><th data-type="num" class="num">Seconds</th></tr></thead>')
     return f'<h2>Tasks at a glance</h2>{controls}<table id="tasks">{head}<tbody>' + "".join(
-        _row(t) for t in run.tasks) + "</tbody></table>"
+        _row(t, scored) for t in run.tasks) + "</tbody></table>"
 
 
-def _row(t: Task) -> str:
+def _short(text: object, width: int) -> str:
+    """The first line of a text, cut to width characters."""
+    lines = str(text or "").strip().splitlines()
+    first = lines[0] if lines else ""
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _row(t: Task, scored: bool = False) -> str:
     verdict, mark = _correct_cell(t)
     status = str(t.get("status", ""))
     target = _anchor(t)
     cost = t.record.get("cost")
-    first = str(t.get("task", "")).strip().splitlines()[0] if str(t.get("task", "")).strip() else ""
-    text = first if len(first) <= 90 else first[:89] + "…"
-    return (f'<tr class="row" data-status="{esc(status)}" data-correct="{verdict}" data-target="{target}">'
+    text, answer = _short(t.get("task", ""), 90), _short(t.record.get("answer"), 80)
+    graded = ""
+    if scored:
+        expected = _short(t.record.get("expected"), 60)
+        graded = (f'<td data-v="{esc(expected)}" class="expected">{esc(expected)}</td>'
+                  f'<td data-v="{verdict}" class="{verdict}">{mark}</td>')
+    return (f'<tr class="row" data-status="{esc(status)}" data-correct="{verdict}" data-target="{target}" '
+            f'data-id="{esc(t.get("id", ""))}">'
             f'<td class="num" data-v="{int(t.get("index", 0))}">{int(t.get("index", 0))}</td>'
             f'<td data-v="{esc(text)}"><a href="#{target}">{esc(text)}</a></td>'
+            f'<td data-v="{esc(answer)}" class="answer">{esc(answer) or "<em>—</em>"}</td>{graded}'
             f'<td data-v="{esc(status)}" class="status s-{esc(status)}">{esc(status)}{_no_sources_tag(t)}</td>'
-            f'<td data-v="{verdict}" class="{verdict}">{mark}</td>'
             f'<td class="num" data-v="{int(t.get("steps", 0))}">{int(t.get("steps", 0))}</td>'
             f'<td class="num" data-v="{_tokens(t)}">{_tokens(t):,}</td>'
             f'<td class="num" data-v="{float(cost) if cost is not None else -1}">{_money(cost)}</td>'
@@ -197,8 +213,8 @@ def _task(t: Task, caps: Caps) -> str:
     r = t.record
     status = str(t.get("status", ""))
     answer = render(str(r["answer"])) if r.get("answer") else f"<p><em>No answer ({esc(status)}).</em></p>"
-    parts = [f'<details class="task" id="{_anchor(t)}"><summary>{int(t.get("index", 0))}. '
-             f'{esc(str(t.get("task", "")).strip().splitlines()[0][:120] if str(t.get("task", "")).strip() else "")}'
+    parts = [f'<details class="task" id="{_anchor(t)}" data-id="{esc(t.get("id", ""))}"><summary>'
+             f'{int(t.get("index", 0))}. {esc(_short(t.get("task", ""), 121))}'
              f' <span class="status s-{esc(status)}">{esc(status)}</span>{_no_sources_tag(t)}</summary>',
              f"<h4>Question</h4><pre>{esc(t.get('task', ''))}</pre><h4>Answer</h4>{answer}"]
     if r.get("expected") is not None:
@@ -251,8 +267,8 @@ def _step(s: Step, caps: Caps) -> str:
     if s.thought:
         out.append(f"<pre>{esc(_cut(s.thought, caps.completion))}</pre>")
     if s.tool:
-        out.append(f"<div class=\"meta\">Action: <code>{esc(s.tool)}</code></div><pre>"
-                   f"{esc(_cut(s.arguments, caps.completion))}</pre>")
+        out.append(f"<div class=\"meta\">Action: <code>{esc(s.tool)}</code></div>"
+                   + arguments_html(s.tool, s.raw_arguments, s.arguments, caps.completion))
     elif s.final:
         out.append(f'<div class="meta">Final Answer</div><pre>{esc(_cut(s.final, caps.completion))}</pre>')
     elif s.completion and not s.thought:
@@ -306,5 +322,5 @@ def render_detail(t: Task, caps: Caps) -> str:
     back = (caps.detail_dir or "results_tasks").removesuffix("_tasks") + ".html"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_csp(False)}">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main id=\"app\">"
+            f"<title>{esc(title)}</title><style>{CSS}{code_css()}</style></head><body><main id=\"app\">"
             f'<p><a href="../{esc(back)}">← all tasks</a></p>{body}</main></body></html>\n')
