@@ -103,10 +103,14 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
 def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
                todo: list[Task]) -> LLMFatalError | None:
     """Run the batch; the fatal error that stopped it (named on stderr at once), or None."""
+    def render_stopped() -> None:  # a second Ctrl-C: the report shows every saved record and says it stopped
+        store.meta.update(ending(stopper.signum, None, None, getattr(args, "argv", None)).meta())
+        store.render()
+
     def on_record(record: Any) -> None:
         record.model = p.spec
         store.add(record)
-        stopper.on_exit = store.render  # a second Ctrl-C renders every saved record first
+        stopper.on_exit = render_stopped
         console.on_record(record)
 
     def on_fatal(exc: LLMFatalError) -> None:  # before the running tasks wind down: the user knows at once

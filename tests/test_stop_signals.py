@@ -171,3 +171,4 @@ def test_second_signal_exits_at_once_killing_tool_processes(tmp_path: Path) -> N
     assert [r["status"] for r in _records(tmp_path)] == ["answered", "answered"]
     report = (tmp_path / "results.md").read_text()  # both saved records, though the second came <2 s later
     assert "quick task answered" in report and "another quick task answered" in report
+    assert "Run stopped" in report and "Ctrl-C (SIGINT)" in report and "Run finished" not in report
