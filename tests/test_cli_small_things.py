@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.loopback import LoopbackServer
+from tests.fakes.providers import openai_reply
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -57,4 +60,21 @@ def test_a_report_rebuilt_into_a_closed_pipe_still_writes_its_files(tmp_path: Pa
     proc = _closed_stdout(["report", "results.jsonl"], tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 141
+    assert (tmp_path / "results.html").is_file()
+
+
+def test_a_run_whose_output_reader_goes_away_keeps_going_and_writes_its_reports(tmp_path: Path) -> None:
+    (tmp_path / "tasks.txt").write_text("\n\n".join(f"task {n}" for n in range(1, 13)) + "\n")
+    with LoopbackServer(lambda req: openai_reply("Final Answer: ok")) as server:
+        env = _env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=server.url + "/v1")
+        # `python main.py tasks.txt 2>&1 | head -1`: the reader takes one line and closes the pipe
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tasks.txt", "--model", "openai:gpt-4.1-mini"],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        proc.wait(timeout=120)
+    assert b"[1/12]" in first
+    assert proc.returncode in (0, 141)
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 12
     assert (tmp_path / "results.html").is_file()
