@@ -18,8 +18,9 @@ from core.errors import LLMError, LLMFatalError
 
 STREAK = 3
 # Seconds of refused attempts, with no answer in between, after which a server that answered before is gone.
-# With the retries' backoff (1-2 s, 2-3 s, 4-5 s) the third attempt finds it gone: the run stops within ~5 s.
+# A refused attempt is retried after at most REFUSED_RETRY seconds (llm.py), so the run stops within ~5 s.
 GONE_AFTER = 3.0
+REFUSED_RETRY = 1.0
 
 
 class ServerUnreachableError(LLMFatalError):
