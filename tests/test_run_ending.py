@@ -143,3 +143,19 @@ def test_a_server_refusing_for_a_few_seconds_after_it_answered_is_named_as_gone(
     clock.sleep(1.0)
     with pytest.raises(ServerUnreachableError, match=r"stopped answering \(connection refused, every attempt for 3 s"):
         reach.check_attempt(refused, "openai:m")
+
+
+def test_main_py_report_rebuilds_a_stopped_run_still_saying_why(tmp_path: Path) -> None:
+    header = {"run": "stopped", "reason": "Ctrl-C (SIGINT)", "resume": "python main.py tasks.txt --resume",
+              "stopped_at": "2026-11-25 18:00 UTC"}
+    record = {"key": "k1", "id": "t1", "index": 1, "task": "What is 2+2?", "status": "answered", "answer": "4"}
+    (tmp_path / "results.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "report", "results.jsonl"], cwd=tmp_path,
+                          env={**os.environ, "AGENT_ENV_FILE": "/nonexistent.env"}, capture_output=True, text=True,
+                          timeout=GUARD)
+    assert proc.returncode == 0, proc.stderr
+    assert "(1 tasks" in proc.stdout  # the run line is not a task
+    for name in ("results.md", "results.html"):
+        text = (tmp_path / name).read_text()
+        assert "Run stopped 2026-11-25 18:00 UTC: Ctrl-C (SIGINT)" in text
+        assert "python main.py tasks.txt --resume" in text
