@@ -85,9 +85,8 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
             fatal = _run_tasks(args, p, store, stopper, console, todo)
             p.extras.before_close(store.meta)
             end = ending(stopper.signum, fatal, p.extras.budget, getattr(args, "argv", None))
-            if end.stopped:  # every report says so: results.md, results.jsonl's first line, results.html
-                store.mark_stopped(end.meta())
-            elif not todo:
+            store.mark_end(end.meta())  # stopped: results.md, results.jsonl's first line and results.html say so
+            if not todo:
                 store.render()
     html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec, **end.meta()})
     if not args.quiet:

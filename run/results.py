@@ -17,7 +17,7 @@ from core.errors import ResultsWriteError
 from report.html.paths import html_path_for
 from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
 from report.note import save_note
-from report.stopped import header_line
+from report.stopped import header_line, read_header
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
 from tasks.taskfile import LARGE_TASK_COUNT, Task
 
@@ -71,6 +71,7 @@ class ResultsStore:
         self._modes: dict[Path, int] = {}  # modes of the files moved aside, for their successors
         self._created = False  # this run created the records file ...
         self._opened_size = 0  # ... or found it this long
+        self._rewrite = False  # rewrite the pair at close though no record was added (mark_end)
 
     def add(self, record: TaskRecord) -> None:
         """Save one finished record (fsync'd) and re-render the report if the last render is old enough."""
@@ -101,7 +102,7 @@ class ResultsStore:
                 return
             os.close(self._fd)
             self._fd = None
-            if not self._appended and not self.meta.get("stopped"):
+            if not self._appended and not self._rewrite:
                 return
             self._render()
             ordered = sorted(self.records.values(), key=lambda r: r.index) + self.previous.others
@@ -111,15 +112,18 @@ class ResultsStore:
                 raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
             save_note(self.records_file, self.meta)  # tasks a cap skipped, for `main.py report` (report/note.py)
 
-    def mark_stopped(self, fields: dict[str, Any]) -> None:
-        """Record why the run stopped: the last render and the records file's first line say so.
+    def mark_end(self, fields: dict[str, Any]) -> None:
+        """Record how the run ended (fields: a stopped run's meta, or {} for one that finished), so that the
+        last render and the records file's first line say so (report/stopped.py).
 
         A run stopped before its first record writes nothing when there is no record to show (a rejected key
-        at the first call leaves the previous report as it was), else both files (resumed records).
+        at the first call leaves the previous report as it was). A resumed run with nothing left to do that
+        finishes a stopped one rewrites both without the stopped line.
         """
         with self._lock:
             self.meta.update(fields)
-            if self._fd is None and self.records:
+            self._rewrite = bool(fields) or bool(read_header(self.records_file))
+            if self._fd is None and self.records and self._rewrite:
                 try:
                     self._open()
                 except OSError as exc:

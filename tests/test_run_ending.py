@@ -159,3 +159,19 @@ def test_main_py_report_rebuilds_a_stopped_run_still_saying_why(tmp_path: Path) 
         text = (tmp_path / name).read_text()
         assert "Run stopped 2026-11-25 18:00 UTC: Ctrl-C (SIGINT)" in text
         assert "python main.py tasks.txt --resume" in text
+
+
+def test_a_resume_that_completes_a_stopped_run_drops_its_stopped_line(tmp_path: Path) -> None:
+    (tmp_path / "tasks.txt").write_text("task 1\n\ntask 2\n")
+    with LoopbackServer(lambda req: openai_reply("Final Answer: ok")) as server:
+        assert _main(tmp_path, server, "tasks.txt", "--model", "openai:gpt-4.1-mini", "-q").returncode == 0
+        records = (tmp_path / "results.jsonl").read_text()
+        stopped = {"run": "stopped", "reason": "SIGTERM", "resume": "python main.py tasks.txt --resume"}
+        (tmp_path / "results.jsonl").write_text(json.dumps(stopped) + "\n" + records)  # stopped after the last task
+        proc = _main(tmp_path, server, "tasks.txt", "--model", "openai:gpt-4.1-mini", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "run finished" in proc.stderr
+    assert (tmp_path / "results.jsonl").read_text() == records  # the task records, and no stopped line
+    for name in ("results.md", "results.html"):
+        text = (tmp_path / name).read_text()
+        assert "Run finished" in text and "Run stopped" not in text
