@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteErr
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 
 # Each command imports its own package when it runs (the imports below marked "start-up"): loading the
 # agent, its tools and the report modules takes ~0.25 s that --help, --version and `main.py cache` need not wait.
@@ -199,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    args.argv = argv  # the command line as given: a stopped run prints it back with --resume
     try:
         return run(args, settings_from_args(args))
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:
@@ -212,5 +215,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run_cli(argv: list[str] | None = None) -> int:
+    """main() for the shell: a reader that closed the output pipe early (`| head -1`) ends the command quietly."""
+    try:
+        code = main(argv)
+        sys.stdout.flush()  # a closed pipe shows here rather than as a traceback at interpreter exit
+    except BrokenPipeError:
+        # Later writes (and the exit-time flush) go nowhere, as they do for other command-line tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli())
