@@ -68,8 +68,8 @@ def _task_flags(p: Any) -> None:
     p.add_argument("-o", "--output", type=Path, default=Path("results.md"), help="report path (default results.md)")
     p.add_argument("--resume", action="store_true", help="keep finished results; run only missing or errored tasks")
     p.add_argument("--no-html", action="store_true", help="do not write results.html beside the report")
-    p.add_argument("--serve", nargs="?", type=int, const=8765, metavar="PORT",
-                   help="serve the live report on 127.0.0.1 while the run goes (default port 8765; 0: any free)")
+    p.add_argument("--serve", type=int, metavar="PORT", help="--serve[=PORT]: serve the live report on 127.0.0.1 "
+                   "while the run goes (default port 8765; 0: any free); the URL printed carries its token")
     p.add_argument("--trace-dir", type=Path, help="directory for per-task JSONL traces (default traces/)")
     p.add_argument("--no-trace", action="store_true", help="write no trace files")
     p.add_argument("--workspace", type=Path, help="directory holding one workspace per task (default workspace/)")
@@ -138,9 +138,15 @@ def _cache_flags(p: Any) -> None:
                                                                       "recorded completions; report where it diverges")
 
 
+SERVE_PORT = 8765  # a bare --serve
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse the command line."""
-    return build_parser().parse_args(argv)
+    """Parse the command line; a bare `--serve` is `--serve=8765`, so it never takes the task file as its port."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    end = argv.index("--") if "--" in argv else len(argv)  # after "--" every word is a task file
+    flags = [f"--serve={SERVE_PORT}" if a == "--serve" else a for a in argv[:end]]
+    return build_parser().parse_args(flags + argv[end:])
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
