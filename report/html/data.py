@@ -209,3 +209,9 @@ def source_tools(sources: list[str], steps: list[Step]) -> dict[str, str]:
                 found[source] = step.tool
                 break
     return found
+
+
+def apply_event(event: dict[str, Any], steps: dict[int, Step], workspace: str | None = None) -> Step | None:
+    """Fold one trace event into a timeline being built (`main.py ui` streams live events so); the step touched."""
+    _apply(event, steps, workspace)
+    return steps.get(int(event.get("step") or 0))

@@ -1,0 +1,64 @@
+"""`python main.py ui [--port PORT]`: the local web app on 127.0.0.1, its URL printed with its token."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+
+from config import load_settings
+from core.errors import ConfigError
+from report.html.guard import Guard
+from run.conversation import Conversation
+from runs.store import RunStore
+
+DEFAULT_PORT = 8770
+INSTALL_HINT = "the web app needs Starlette and uvicorn: pip install -r requirements-ui.txt"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command's flags; every other setting comes from the environment and .env, as for a run."""
+    p = argparse.ArgumentParser(prog="main.py ui", description="Serve the local web app on 127.0.0.1: ask, "
+                                "watch the steps, stop, follow up, and browse past runs.")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
+    p.add_argument("--model", help="provider:model for the app's questions (default: AGENT_MODEL or auto)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    """Serve until Ctrl-C; exit 2 with one line when the app cannot start."""
+    args = parse_args(argv)
+    try:
+        import uvicorn  # start-up: an optional dependency, only this command needs it
+
+        from ui.app import build_app  # start-up: Starlette, likewise
+    except ImportError as exc:
+        print(f"error: {INSTALL_HINT} ({exc.name} is missing)", file=sys.stderr)
+        return 2
+    try:
+        settings = load_settings({"model": args.model})
+        sock = _listen(args.port)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    store = RunStore.from_settings(settings)
+    guard = Guard(int(sock.getsockname()[1]))
+    app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(settings, store, kind="ui"))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    print(f"web app: {guard.url()}  (Ctrl-C stops it; keep the token private)", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+def _listen(port: int) -> socket.socket:
+    """A socket on 127.0.0.1:port, bound now so the printed URL names the real port (also for port 0)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another --port",
+                          "port") from exc
+    return sock
