@@ -169,7 +169,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     }
     settings = load_settings(cli)
     if args.no_trace:
-        settings = dataclasses.replace(settings, trace_dir=None)
+        settings = dataclasses.replace(settings, traces=False)
     return apply_base_url(settings, args.base_url)
 
 
