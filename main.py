@@ -40,8 +40,16 @@ def _cache(argv: list[str]) -> int:
     return cache(argv)
 
 
+def _ui(argv: list[str]) -> int:
+    """`main.py ui [--port PORT]`: the local web app."""
+    from ui.server import main as serve_app  # start-up: only this command needs it (and Starlette)
+
+    return serve_app(argv)
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache}
+SUBCOMMANDS["ui"] = _ui
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,7 +22,7 @@ from core.errors import ConfigError
 from report.html.assets import SCRIPT as REPORT_SCRIPT
 from report.html.guard import Guard, content_security_policy, script_hash
 from run.conversation import Conversation
-from runs.store import RunStore
+from run.store import Run, RunStore
 from ui.middleware import GuardMiddleware
 from ui.sessions import Busy, Hub, LiveConversation
 from ui.views import history, past_session, results_html
@@ -31,6 +31,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_UPLOAD = 100 * 1024 * 1024  # bytes: an attachment larger than this is refused (413)
 MAX_QUESTION = 20_000  # characters
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
+_RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
 
 def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conversation]) -> Starlette:
@@ -62,18 +63,22 @@ class _Routes:
     async def history(self, request: Request) -> Response:
         return JSONResponse({"items": await anyio.to_thread.run_sync(history, self.store)})
 
+    def _run(self, request: Request) -> Run | None:
+        """The stored run the path names, by its id only (never a directory the request could choose)."""
+        run_id = str(request.path_params["run_id"])
+        if not _RUN_ID.fullmatch(run_id):
+            return None
+        return next((r for r in self.store.runs() if r.id == run_id), None)
+
     async def conversation(self, request: Request) -> Response:
-        try:
-            run = self.store.open(request.path_params["run_id"])
-        except ConfigError as exc:
-            return _error(404, str(exc))
+        run = await anyio.to_thread.run_sync(self._run, request)
+        if run is None:
+            return _error(404, "no such run in the store")
         return JSONResponse(await anyio.to_thread.run_sync(past_session, run))
 
     async def results(self, request: Request) -> Response:
-        try:
-            path = results_html(self.store.open(request.path_params["run_id"]))
-        except ConfigError as exc:
-            return _error(404, str(exc))
+        run = await anyio.to_thread.run_sync(self._run, request)
+        path = results_html(run) if run is not None and run.info.kind == "batch" else None
         if path is None:
             return _error(404, "this run wrote no results.html (rebuild it with `main.py report`)")
         return FileResponse(path, media_type="text/html; charset=utf-8")

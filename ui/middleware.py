@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send

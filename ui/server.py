@@ -10,7 +10,7 @@ from config import load_settings
 from core.errors import ConfigError
 from report.html.guard import Guard
 from run.conversation import Conversation
-from runs.store import RunStore
+from run.store import RunStore
 
 DEFAULT_PORT = 8770
 INSTALL_HINT = "the web app needs Starlette and uvicorn: pip install -r requirements-ui.txt"
@@ -61,4 +61,5 @@ def _listen(port: int) -> socket.socket:
         sock.close()
         raise ConfigError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another --port",
                           "port") from exc
+    sock.listen(128)  # the browser may connect as soon as the URL is printed: it waits in the backlog
     return sock

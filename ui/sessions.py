@@ -52,15 +52,21 @@ class LiveConversation:
                 self._changed.wait(timeout)
             return self.events[seen:], not self.running
 
+    def totals(self) -> tuple[int, float | None]:
+        """Tokens and USD of the conversation's finished questions (cost None when a price is unknown)."""
+        return sum(t.record.tokens for t in self.conversation.turns), self.conversation.cost()
+
     def _push(self, event: dict[str, Any]) -> None:
         with self._changed:
             self.events.append(event)
             self._changed.notify_all()
 
     def _answer(self, turn: int, question: str, files: list[Path], done: Callable[[], None]) -> None:
-        watcher = _Watcher(turn, question, self._push)
+        watcher = _Watcher(turn, question, self._push, *self.totals())
         try:
             record = self.conversation.ask(question, files, on_event=watcher, stop=self.stop).record
+            tokens, cost = self.totals()
+            self._push({"type": "usage", "turn": turn, "tokens": tokens, "cost": cost})
             self._push({"type": "answer", "turn": turn, "answer": answer_json(record)})
         except (LLMError, ConfigError, ResultsWriteError, OSError) as exc:  # the run would stop: say why, stay up
             self._push({"type": "answer", "turn": turn, "answer": {
@@ -75,10 +81,12 @@ class LiveConversation:
 class _Watcher:
     """Turns the engine's step events into what the page draws: steps as the trace reader sees them, usage."""
 
-    def __init__(self, turn: int, question: str, push: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(self, turn: int, question: str, push: Callable[[dict[str, Any]], None], tokens: int = 0,
+                 cost: float | None = 0.0) -> None:
         self.turn, self.question, self.push = turn, question, push
         self.steps: dict[int, Step] = {}
-        self.tokens, self.cost, self._last: tuple[int, float, object] = 0, 0.0, None
+        self.tokens, self.cost = tokens, cost  # the conversation's so far, this question's calls added
+        self._last: object = None
 
     def __call__(self, event: StepEvent) -> None:
         raw = event.raw
@@ -88,7 +96,8 @@ class _Watcher:
         data = {"kind": raw.kind, "step": raw.step, **raw.data}
         if raw.kind in ("llm_call", "summary"):
             self.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
-            self.cost += float(data.get("cost") or 0.0)
+            call_cost = data.get("cost")
+            self.cost = None if self.cost is None or call_cost is None else self.cost + float(call_cost)
             self.push({"type": "usage", "turn": self.turn, "tokens": self.tokens, "cost": self.cost})
         step = apply_event(data, self.steps)
         shown = step_json(step) if step is not None else None
@@ -100,8 +109,8 @@ class Hub:
     """The app's running conversations by key; `new` builds one on the engine (checks the model first)."""
 
     def __init__(self, factory: Callable[[], Conversation]) -> None:
-        self._factory, self._live, self._lock = factory, {}, threading.Lock()
-        self._live: dict[str, LiveConversation]
+        self._factory, self._lock = factory, threading.Lock()
+        self._live: dict[str, LiveConversation] = {}
 
     def new(self) -> LiveConversation:
         """A fresh conversation (ConfigError when the model or tools cannot be set up)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from report.html.data import Step, read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records
-from runs.store import Run, RunStore
+from run.store import Run, RunStore
 
 
 def readable_input(arguments: str) -> str:
@@ -61,7 +61,7 @@ def past_session(run: Run) -> dict[str, Any]:
 def history(store: RunStore) -> list[dict[str, Any]]:
     """Every run in the store, newest first: date, title (first question or task file), answers, cost."""
     items = []
-    for run in store.list():
+    for run in store.list_runs():
         info = run.info
         item = {"id": run.id, "kind": info.kind, "title": info.title, "when": info.started.replace("T", " ")[:16],
                 "tasks": info.tasks, "answered": info.answered, "cost": info.cost, "status": info.status}
