@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 
+from config import Settings
+from report.html import write_html
+from run.store import RunStore
 from tests.fakes.ui_app import FakeApp, running_app
+from tests.test_report_html import make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
@@ -148,3 +152,15 @@ def test_upload_an_attachment_the_agent_reads(page: Any, tmp_path: Path) -> None
     turn.locator(".answer").wait_for()
     assert "read_file" in turn.locator(".step .call").first.inner_text()
     assert "The number is 7312" in turn.locator(".answer").inner_text()
+
+
+def test_a_batch_run_in_the_list_opens_its_results_html(page: Any, app: FakeApp, tmp_path: Path) -> None:
+    records = make_run(tmp_path, n=2)
+    html = tmp_path / "results.html"
+    write_html(records, html, [tmp_path / "traces"])
+    run = RunStore(app.runs).create("batch", "tasks.txt", Settings())
+    run.finish(tasks=2, answered=2, cost=0.003, outputs=[str(html)])
+    page.reload()
+    page.locator("#history a", has_text="tasks.txt").click()
+    page.wait_for_url(f"**/runs/{run.id}/results.html")
+    assert page.locator("#count").inner_text() == "2 of 2 tasks"  # its own script runs under the app's CSP
