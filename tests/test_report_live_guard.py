@@ -113,3 +113,10 @@ def test_each_server_gets_its_own_random_token() -> None:
     assert a.token != b.token and len(a.token) >= 32
     assert a.check("127.0.0.1:9000", "", None, f"token {a.token}").allowed
     assert not a.check("127.0.0.1:9000", "", None, f"token {b.token}").allowed
+
+
+def test_another_pages_script_is_refused_even_from_a_loopback_port() -> None:
+    guard = Guard(9000)
+    for origin in ("http://127.0.0.1:9001", "http://evil.example", "null"):
+        assert guard.check("127.0.0.1:9000", f"token={guard.token}", None, None, origin).status == 403
+    assert guard.check("127.0.0.1:9000", f"token={guard.token}", None, None, "http://localhost:9000").allowed

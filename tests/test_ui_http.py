@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -123,3 +124,14 @@ def test_a_batch_run_opens_its_results_html(app: FakeApp, tmp_path: Path) -> Non
     assert "the batch page" in _call(app, item["results"])
     status, _, _ = raw_get(app.port, f"/runs/{run.id}/results.html")  # still behind the token
     assert status == 403
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:1", "http://attacker.example", "null"])
+def test_a_question_posted_by_another_page_is_refused(app: FakeApp, origin: str) -> None:
+    asked = len(app.prompts)
+    body, headers = _multipart({"question": "Spend my money", "conversation": ""})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _call(app, "/api/ask", body, {**headers, "Origin": origin})
+    assert refused.value.code == 403 and len(app.prompts) == asked
+    body, headers = _multipart({"question": "Same origin is fine", "conversation": ""})
+    assert _call(app, "/api/ask", body, {**headers, "Origin": f"http://127.0.0.1:{app.port}"})["turn"] == 1

@@ -25,7 +25,7 @@ class GuardMiddleware:
             return
         request = Headers(scope=scope)
         verdict = self.guard.check(request.get("host"), scope.get("query_string", b"").decode("latin-1"),
-                                   request.get("cookie"), request.get("authorization"))
+                                   request.get("cookie"), request.get("authorization"), request.get("origin"))
         if not verdict.allowed:
             response = PlainTextResponse(verdict.reason, verdict.status, headers=dict(self.headers))
             await response(scope, receive, send)

@@ -68,10 +68,16 @@ class Guard:
         """The address to print: loopback, this port, the token."""
         return f"http://127.0.0.1:{self.port}{path}?{TOKEN_PARAM}={self.token}"
 
-    def check(self, host: str | None, query: str, cookie: str | None, authorization: str | None = None) -> Verdict:
-        """Serve only a loopback Host with this port, and only with the token (query, cookie or header)."""
+    def check(self, host: str | None, query: str, cookie: str | None, authorization: str | None = None,
+              origin: str | None = None) -> Verdict:
+        """Serve only a loopback Host with this port, and only with the token (query, cookie or header).
+
+        A request another page's script sends names that page in Origin: refused, even from another
+        port of 127.0.0.1 (same-site to a browser, so it would carry the cookie)."""
         if (host or "").strip().lower() not in self.hosts():
             return Verdict(MISDIRECTED, "this server answers only to its loopback address")
+        if origin is not None and origin.strip().lower() not in {f"http://{h}" for h in self.hosts()}:
+            return Verdict(FORBIDDEN, "requests from other pages are refused")
         given = parse_qs(query).get(TOKEN_PARAM, [""])[0]
         if given and self._matches(given):
             return Verdict(set_cookie=self.cookie_header())

@@ -85,7 +85,7 @@ def _handler(live: LiveReport) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
             path, _, query = self.path.partition("?")
             verdict = live.guard.check(self.headers.get("Host"), query, self.headers.get("Cookie"),
-                                       self.headers.get("Authorization"))
+                                       self.headers.get("Authorization"), self.headers.get("Origin"))
             if not verdict.allowed:  # a refusal is the guard working, not an error: nothing is logged
                 self._send(verdict.status, "text/plain; charset=utf-8", verdict.reason.encode())
             elif path == "/":
