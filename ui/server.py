@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import socket
 import sys
 
-from config import load_settings
+from config import Settings
 from core.errors import ConfigError
 from report.html.guard import Guard
 from run.conversation import Conversation
 from run.store import RunStore
 
-DEFAULT_PORT = 8770
 INSTALL_HINT = "the web app needs Starlette and uvicorn: pip install -r requirements-ui.txt"
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """The command's flags; every other setting comes from the environment and .env, as for a run."""
-    p = argparse.ArgumentParser(prog="main.py ui", description="Serve the local web app on 127.0.0.1: ask, "
-                                "watch the steps, stop, follow up, and browse past runs.")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
-    p.add_argument("--model", help="provider:model for the app's questions (default: AGENT_MODEL or auto)")
-    return p.parse_args(argv)
-
-
-def main(argv: list[str]) -> int:
-    """Serve until Ctrl-C; exit 2 with one line when the app cannot start."""
-    args = parse_args(argv)
+def serve(settings: Settings, port: int) -> int:
+    """Serve until Ctrl-C; exit 2 with one line when the app cannot start (ConfigError: main.py says it)."""
     try:
         import uvicorn  # start-up: an optional dependency, only this command needs it
 
@@ -36,12 +23,7 @@ def main(argv: list[str]) -> int:
     except ImportError as exc:
         print(f"error: {INSTALL_HINT} ({exc.name} is missing)", file=sys.stderr)
         return 2
-    try:
-        settings = load_settings({"model": args.model})
-        sock = _listen(args.port)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    sock = _listen(port)
     store = RunStore.from_settings(settings)
     guard = Guard(int(sock.getsockname()[1]))
     app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(settings, store, kind="ui"))
