@@ -101,7 +101,9 @@ function ask(ev){
   }).catch(function(err){ setRunning(false); status("error: "+err.message); });
 }
 
-function stop(){ if(conv) post("/api/stop/"+encodeURIComponent(conv),new FormData()).then(function(){status("stopping…");}); }
+function stop(){
+  if(conv) post("/api/stop/"+encodeURIComponent(conv),new FormData()).then(function(){ if(running) status("stopping…"); });
+}
 
 function fresh(){
   if(events){events.close(); events=null;}
