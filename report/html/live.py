@@ -52,6 +52,7 @@ class LiveReport:
 
     def page(self) -> str:
         """The page as it stands now: waiting, running, or finished with a link to results.html."""
+        self._last_poll = time.monotonic()  # a page is open: it polls within a second
         version = self.version()
         state = "done" if self.results_html is not None else "running"
         run = load_run(self.records_file, self.trace_dirs, self.meta)
