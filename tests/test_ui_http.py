@@ -4,6 +4,9 @@ past runs are opened by id only, an attachment keeps only its own name, a batch 
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -16,7 +19,7 @@ import pytest
 
 from config import Settings
 from run.store import RunStore
-from tests.fakes.ui_app import FakeApp, running_app
+from tests.fakes.ui_app import ROOT, FakeApp, running_app
 from tests.test_report_live_guard import raw_get
 
 
@@ -46,10 +49,11 @@ def _multipart(fields: dict[str, str], file: tuple[str, bytes] | None = None) ->
         "Content-Type": f"multipart/form-data; boundary={boundary}"}
 
 
-def _ask(app: FakeApp, question: str, file: tuple[str, bytes] | None = None) -> list[dict[str, Any]]:
+def _ask(app: FakeApp, question: str, file: tuple[str, bytes] | None = None,
+         origin: str | None = None) -> list[dict[str, Any]]:
     """Ask through the API and read the question's whole event stream."""
     body, headers = _multipart({"question": question, "conversation": ""}, file)
-    started = _call(app, "/api/ask", body, headers)
+    started = _call(app, "/api/ask", body, {**headers, **({"Origin": origin} if origin else {})})
     stream = _call(app, f"/api/events/{started['conversation']}")
     return [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: {\"")]
 
@@ -118,12 +122,34 @@ def test_a_batch_run_opens_its_results_html(app: FakeApp, tmp_path: Path) -> Non
     run = RunStore(app.runs).create("batch", "tasks.txt", Settings())
     html = tmp_path / "results.html"
     html.write_text("<!DOCTYPE html><title>batch results</title><p>the batch page</p>")
+    (tmp_path / "results_tasks").mkdir()
+    (tmp_path / "results_tasks" / "task-001.html").write_text("<p>one task's timeline</p>")
+    (tmp_path / "secret.txt").write_text("not for the page")
     run.finish(tasks=2, answered=2, cost=0.01, outputs=[str(tmp_path / "results.md"), str(html)])
     item = next(i for i in _call(app, "/api/history")["items"] if i["id"] == run.id)
     assert item["kind"] == "batch" and item["answered"] == 2
     assert "the batch page" in _call(app, item["results"])
+    assert "one task's timeline" in _call(app, f"/runs/{run.id}/results_tasks/task-001.html")
+    for name in ("secret.txt", "results_tasks/../secret.txt", "results_tasks/%2e%2e/secret.txt", "run.json",
+                 "settings.json", "results_tasks/missing.html"):
+        status, _, body = raw_get(app.port, f"/runs/{run.id}/{name}?token={app.token}")
+        assert status == 404 and "not for the page" not in body, name
     status, _, _ = raw_get(app.port, f"/runs/{run.id}/results.html")  # still behind the token
     assert status == 403
+
+
+def test_the_app_says_how_to_install_what_it_needs_and_that_a_port_is_taken(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['uvicorn'] = None; import main; "
+            "sys.exit(main.main(['ui', '--port', '0', '--runs-dir', 'runs']))")
+    missing = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "pip install -r requirements-ui.txt" in missing.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = subprocess.run([sys.executable, str(ROOT / "main.py"), "ui", "--port", str(port)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+    assert busy.returncode == 2 and busy.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in busy.stderr
 
 
 @pytest.mark.parametrize("origin", ["http://127.0.0.1:1", "http://attacker.example", "null"])
@@ -133,5 +159,5 @@ def test_a_question_posted_by_another_page_is_refused(app: FakeApp, origin: str)
     with pytest.raises(urllib.error.HTTPError) as refused:
         _call(app, "/api/ask", body, {**headers, "Origin": origin})
     assert refused.value.code == 403 and len(app.prompts) == asked
-    body, headers = _multipart({"question": "Same origin is fine", "conversation": ""})
-    assert _call(app, "/api/ask", body, {**headers, "Origin": f"http://127.0.0.1:{app.port}"})["turn"] == 1
+    events = _ask(app, "Same origin is fine", origin=f"http://127.0.0.1:{app.port}")
+    assert events[-1]["answer"]["answer"] == "quick answer"

@@ -31,6 +31,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_UPLOAD = 100 * 1024 * 1024  # bytes: an attachment larger than this is refused (413)
 MAX_QUESTION = 20_000  # characters
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
+_DETAIL = re.compile(r"[\w.-]{1,200}\.html")  # a task's own page: no folder, no "..", only .html
 _RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
 
@@ -41,7 +42,7 @@ def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conv
     routes = [Route("/", app.index), Route("/api/history", app.history), Route("/api/ask", app.ask, methods=["POST"]),
               Route("/api/conversations/{run_id}", app.conversation), Route("/api/events/{key}", app.events),
               Route("/api/stop/{key}", app.stop, methods=["POST"]),
-              Route("/runs/{run_id}/results.html", app.results), Mount("/static", StaticFiles(directory=STATIC))]
+              Route("/runs/{run_id}/{name:path}", app.results), Mount("/static", StaticFiles(directory=STATIC))]
     csp = content_security_policy((script_hash(REPORT_SCRIPT),))  # a batch's results.html runs its own script
 
     @asynccontextmanager
@@ -77,10 +78,18 @@ class _Routes:
         return JSONResponse(await anyio.to_thread.run_sync(past_session, run))
 
     async def results(self, request: Request) -> Response:
+        """A batch run's results.html, or one of the per-task pages a large one links (`<stem>_tasks/ID.html`)."""
         run = await anyio.to_thread.run_sync(self._run, request)
-        path = results_html(run) if run is not None and run.info.kind == "batch" else None
-        if path is None:
+        page = results_html(run) if run is not None and run.info.kind == "batch" else None
+        if page is None:
             return _error(404, "this run wrote no results.html (rebuild it with `main.py report`)")
+        name = str(request.path_params["name"])
+        folder, _, file = name.partition("/")
+        if name != "results.html" and not (folder == f"{page.stem}_tasks" and _DETAIL.fullmatch(file)):
+            return _error(404, "not a page of this run's report")
+        path = page if name == "results.html" else page.parent / folder / file
+        if not path.is_file():
+            return _error(404, "not a page of this run's report")
         return FileResponse(path, media_type="text/html; charset=utf-8")
 
     async def ask(self, request: Request) -> Response:
