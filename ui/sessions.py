@@ -6,6 +6,7 @@ run store's (run/conversation.py writes them), so `main.py runs` and `main.py re
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 from collections.abc import Callable
@@ -90,19 +91,29 @@ class _Watcher:
 
     def __call__(self, event: StepEvent) -> None:
         raw = event.raw
-        if raw is None or raw is self._last:  # one model reply is a thought and an action: draw it once
+        if raw is None:
             return
-        self._last = raw
-        data = {"kind": raw.kind, "step": raw.step, **raw.data}
-        if raw.kind in ("llm_call", "summary"):
+        step = self.steps.get(raw.step)
+        if raw is not self._last:  # one model reply is a thought and an action: read it once
+            self._last = raw
+            step = self._apply({"kind": raw.kind, "step": raw.step, **raw.data})
+        if event.kind == "action" and step is not None and step.tool is None:  # drawn before the tool runs
+            step.tool = event.tool
+            args = event.arguments
+            step.arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, indent=1)
+        shown = step_json(step) if step is not None else None
+        if shown is not None:
+            self.push({"type": "step", "turn": self.turn, "question": self.question, "step": shown})
+
+
+    def _apply(self, data: dict[str, Any]) -> Step | None:
+        """Fold a trace event into the steps as the trace reader does; count a model call's tokens and cost."""
+        if data["kind"] in ("llm_call", "summary"):
             self.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
             call_cost = data.get("cost")
             self.cost = None if self.cost is None or call_cost is None else self.cost + float(call_cost)
             self.push({"type": "usage", "turn": self.turn, "tokens": self.tokens, "cost": self.cost})
-        step = apply_event(data, self.steps)
-        shown = step_json(step) if step is not None else None
-        if shown is not None:
-            self.push({"type": "step", "turn": self.turn, "question": self.question, "step": shown})
+        return apply_event(data, self.steps)
 
 
 class Hub:
