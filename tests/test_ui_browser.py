@@ -122,7 +122,8 @@ def test_stop_ends_a_running_question(page: Any, app: FakeApp) -> None:
     app.release.set()  # the model's next reply arrives after the stop: the task must not go on
     answer = page.locator(".turn .answer")
     answer.wait_for()
-    assert "stopped" in answer.inner_text() and "yearly sales" not in answer.inner_text()
+    assert "stopped" in answer.inner_text() and "went on" not in answer.inner_text()
+    assert sum("Slow question" in p for p in app.prompts) < 3  # the call after the stop never came
     page.locator("#stop").wait_for(state="hidden")
 
 

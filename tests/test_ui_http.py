@@ -4,6 +4,7 @@ past runs are opened by id only, an attachment keeps only its own name, a batch 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -161,3 +162,23 @@ def test_a_question_posted_by_another_page_is_refused(app: FakeApp, origin: str)
     assert refused.value.code == 403 and len(app.prompts) == asked
     events = _ask(app, "Same origin is fine", origin=f"http://127.0.0.1:{app.port}")
     assert events[-1]["answer"]["answer"] == "quick answer"
+
+
+def test_ctrl_c_stops_a_running_question_and_keeps_its_record(tmp_path: Path) -> None:
+    pytest.importorskip("starlette", reason="starlette not installed (requirements-ui.txt)")
+    with running_app(tmp_path) as app:
+        body, headers = _multipart({"question": "Slow question for Ctrl-C", "conversation": ""})
+        started = _call(app, "/api/ask", body, headers)
+        deadline = time.monotonic() + 30
+        while len(app.prompts) < 2 and time.monotonic() < deadline:  # the model was asked for step 2
+            time.sleep(0.05)
+        assert app.proc is not None
+        app.proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        app.release.set()  # the model answers after the stop: the task must not go on
+        assert app.proc.wait(timeout=60) == 0  # Ctrl-C is how a server ends
+        run = RunStore(app.runs).list_runs()[0]
+        records = [json.loads(line) for line in run.records.read_text().splitlines()]
+        assert started["turn"] == 1 and run.info.status != "running"
+        assert [r["status"] for r in records] == ["stopped"] and records[0]["task"] == "Slow question for Ctrl-C"
+        assert sum("Slow question" in p for p in app.prompts) == 2  # no model call after the stop

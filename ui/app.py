@@ -48,7 +48,7 @@ def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conv
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
-        hub.stop_all()  # Ctrl-C on the server stops a running question as it would a batch's
+        await anyio.to_thread.run_sync(hub.stop_all)  # Ctrl-C: a running question stops and keeps its record
 
     return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard, csp=csp)],
                      lifespan=lifespan, max_body_size=MAX_UPLOAD + (1 << 20))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 
@@ -29,7 +30,9 @@ def serve(settings: Settings, port: int) -> int:
     app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(settings, store, kind="ui"))
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     print(f"web app: {guard.url()}  (Ctrl-C stops it; keep the token private)", flush=True)
-    uvicorn.Server(config).run(sockets=[sock])
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again after its shutdown: the way to end
+        uvicorn.Server(config).run(sockets=[sock])
+    print("web app stopped; its conversations are in the run store (`main.py runs`)", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,11 @@ class LiveConversation:
             if len(self.events) <= seen and self.running:
                 self._changed.wait(timeout)
             return self.events[seen:], not self.running
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no question runs (at most `timeout` s); True when none does."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self.running, timeout)
 
     def totals(self) -> tuple[int, float | None]:
         """Tokens and USD of the conversation's finished questions (cost None when a price is unknown)."""
@@ -135,8 +141,12 @@ class Hub:
         with self._lock:
             return self._live.get(key)
 
-    def stop_all(self) -> None:
-        """Ask every running question to stop (the server is shutting down)."""
+    def stop_all(self, grace: float = 30.0) -> None:
+        """Stop every running question, as Ctrl-C stops a batch, and wait (at most `grace` s) for its record."""
         with self._lock:
-            for live in self._live.values():
-                live.stop.set()
+            running = list(self._live.values())
+        for live in running:
+            live.stop.set()
+        deadline = time.monotonic() + grace
+        for live in running:
+            live.wait_idle(max(0.0, deadline - time.monotonic()))

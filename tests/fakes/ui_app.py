@@ -3,7 +3,8 @@
 The model answers by the question it is asked (the task text of its first user message):
 - "What does Widget Corp publish?": scrape the report, then answer citing it; the answer waits on `gate`.
 - a follow-up ("Which years ..."): answers at once; its prompt is kept in `prompts` to check the context.
-- "Slow question": scrape, then wait on `release` before answering (the Stop test).
+- "Slow question": scrape, then wait on `release` before a second scrape; a third call answers (the Stop
+  tests: a stopped question never makes it).
 - "What number is in my file?": read_file notes.txt, then answer with the number the observation held.
 - anything else: answers at once, "Final Answer: quick answer".
 """
@@ -43,6 +44,7 @@ class FakeApp:
     release: threading.Event = field(default_factory=threading.Event)
     prompts: list[str] = field(default_factory=list)
     output: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[str] | None = None
 
     def model(self, req: Request) -> Response:
         """The scripted model (and the report page it reads)."""
@@ -60,11 +62,15 @@ class FakeApp:
         question = task.rsplit("Current question:", 1)[-1]
         if "Which years" in question:
             return "Thought: the earlier answer named the report\nFinal Answer: The dataset covers 2021 to 2023."
-        if "Widget Corp publish" in question or "Slow question" in question:
+        scrape = f'Thought: read the company report\nAction: scrape\nAction Input: {{"url": "{self.web}/report"}}'
+        if "Slow question" in question:  # a tool step, then one more that waits: Stop ends it at the next step
+            if turns == 1:
+                self.release.wait(60)
+            return scrape if turns < 2 else "Final Answer: the slow question went on after Stop"
+        if "Widget Corp publish" in question:
             if turns == 0:
-                return (f'Thought: read the company report\nAction: scrape\nAction Input: {{"url": "{self.web}'
-                        '/report"}')
-            (self.gate if "Widget" in question else self.release).wait(60)
+                return scrape
+            self.gate.wait(60)
             return ("Thought: the report says it\nFinal Answer: Widget Corp publishes its yearly sales as a CSV "
                     "file covering 2021 to 2023 [1].")
         if "number is in my file" in question:
@@ -87,6 +93,7 @@ def running_app(tmp: Path) -> Iterator[FakeApp]:
                    AGENT_RUNS_DIR=str(app.runs))
         proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "ui", "--port", "0"], cwd=tmp, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        app.proc = proc
         threading.Thread(target=_collect, args=(proc, app.output), daemon=True).start()
         try:
             match = _wait_for_url(app.output, proc)
