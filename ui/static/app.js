@@ -102,7 +102,7 @@ function ask(ev){
 }
 
 function stop(){
-  if(conv) post("/api/stop/"+encodeURIComponent(conv),new FormData()).then(function(){ if(running) status("stopping…"); });
+  if(conv) post("/api/stop/"+encodeURIComponent(conv),new FormData()).then(function(){ if(running) status("stopping after the step under way…"); });
 }
 
 function fresh(){
