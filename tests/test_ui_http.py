@@ -182,3 +182,5 @@ def test_ctrl_c_stops_a_running_question_and_keeps_its_record(tmp_path: Path) ->
         assert started["turn"] == 1 and run.info.status != "running"
         assert [r["status"] for r in records] == ["stopped"] and records[0]["task"] == "Slow question for Ctrl-C"
         assert sum("Slow question" in p for p in app.prompts) == 2  # no model call after the stop
+        assert records[0]["llm_calls"] == 2 and records[0]["cost"] > 0  # what it spent is counted
+        assert run.info.cost == records[0]["cost"]
