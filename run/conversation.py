@@ -36,7 +36,7 @@ from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line
 from run.batch import BatchRunner
 from run.execute import build_models
 from run.store import Run, RunStore
-from tasks.taskfile import Task
+from tasks.taskfile import Task, task_key
 from tools.documents.detect import attachment_hint
 from tools.mcp import load_specs, mcp_session
 from tools.web.session import web_session
@@ -116,6 +116,8 @@ class Conversation:
             number = len(self.turns) + 1
             files = [Path(a) for a in attachments]
             task = Task(number, question, f"turn-{number}")
+            # A key per turn, not per text: asking the same question again is a new record, not a replacement.
+            object.__setattr__(task, "_key", task_key(f"{run.id}/{number}/{question}"))
             prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.answered],
                                       self._history_room()) + _attached(files)
             record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())

@@ -165,7 +165,7 @@ class RunStore:
         trace_dir = None if not settings.traces else (
             settings.trace_dir / run_id if settings.trace_dir else directory / "traces")
         workspace = settings.workspace / run_id if settings.workspace else directory / "workspace"
-        info = RunInfo(run_id, kind, started.isoformat(timespec="seconds"), title=title[:300],
+        info = RunInfo(run_id, kind, started.isoformat(timespec="microseconds"), title=title[:300],
                        model=settings.model, trace_dir=str(trace_dir.resolve()) if trace_dir else None,
                        workspace=str(workspace.resolve()), pid=os.getpid())
         run = Run(self, directory, info)
