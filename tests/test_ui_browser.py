@@ -127,7 +127,8 @@ def test_stop_ends_a_running_question(page: Any, app: FakeApp) -> None:
     page.locator("#stop").wait_for(state="hidden")
 
 
-def test_open_a_past_session_read_only_with_its_steps(page: Any) -> None:
+def test_open_a_past_session_read_only_with_its_steps(page: Any, app: FakeApp) -> None:
+    app.gate.set()  # this question's answer need not wait
     _ask(page, "What does Widget Corp publish? Once more, for the history")
     page.locator(".turn .answer").wait_for()
     page.click("#new")
