@@ -37,7 +37,8 @@ def lyon_model(base: dict[str, str], requests: list[dict[str, Any]]) -> Any:
         if "Current question:" in _prompt(req):
             return openai_reply("Thought: the page read before gives 2020 too\nFinal Answer: 522,250 in 2020.")
         if turns == 0:
-            return openai_reply(f'Thought: read the page\nAction: scrape\nAction Input: {{"url": "{base["url"]}/lyon"}}')
+            url = base["url"] + "/lyon"
+            return openai_reply(f'Thought: read the page\nAction: scrape\nAction Input: {{"url": "{url}"}}')
         return openai_reply(f"Thought: found it\nFinal Answer: {FIRST}")
 
     return handle

@@ -42,7 +42,8 @@ def test_two_runs_of_one_task_file_keep_their_own_traces_and_report_rebuilds_eac
         runs[0] = 1
         assert main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "-q"]) == 0
     newest, oldest = RunStore(tmp_path / "runs").list_runs()
-    assert (oldest.info.kind, oldest.info.title, oldest.info.tasks, oldest.info.answered) == ("batch", "tasks.txt", 1, 1)
+    info = oldest.info
+    assert (info.kind, info.title, info.tasks, info.answered) == ("batch", "tasks.txt", 1, 1)
     assert oldest.trace_dir != newest.trace_dir
     for run, mine, other in ((oldest, "alpha", "beta"), (newest, "beta", "alpha")):
         assert main.main(["report", run.id]) == 0  # by id: rebuilt in the run's own folder from its own traces
