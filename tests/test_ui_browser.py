@@ -13,7 +13,7 @@ import pytest
 from config import Settings
 from report.html import write_html
 from run.store import RunStore
-from tests.fakes.ui_app import FakeApp, running_app
+from tests.fakes.ui_app import HOSTILE, FakeApp, running_app
 from tests.test_report_html import make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -167,3 +167,16 @@ def test_a_batch_run_in_the_list_opens_its_results_html(page: Any, app: FakeApp,
     page.locator("#history a", has_text="tasks.txt").click()
     page.wait_for_url(f"**/runs/{run.id}/results.html")
     assert page.locator("#count").inner_text() == "2 of 2 tasks"  # its own script runs under the app's CSP
+
+
+def test_markup_from_a_page_or_the_model_is_shown_as_text(page: Any) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    _ask(page, "Hostile page, please summarise")
+    answer = page.locator(".turn .answer")
+    answer.wait_for()
+    assert HOSTILE in answer.locator(".text").inner_text()  # the markup, as text
+    assert HOSTILE in page.locator(".turn .step .thought").first.inner_text()
+    assert page.locator(".turn img, .turn script, .turn iframe").count() == 0
+    assert page.locator('.turn a[href^="javascript"]').count() == 0
+    assert dialogs == []  # and the page fixture checks that nothing outside the app was requested

@@ -6,6 +6,7 @@ The model answers by the question it is asked (the task text of its first user m
 - "Slow question": scrape, then wait on `release` before a second scrape; a third call answers (the Stop
   tests: a stopped question never makes it).
 - "What number is in my file?": read_file notes.txt, then answer with the number the observation held.
+- "Hostile ...": scrape a page whose title and text are markup, then answer with the same markup.
 - anything else: answers at once, "Final Answer: quick answer".
 """
 
@@ -28,6 +29,9 @@ from tests.fakes.providers import openai_reply
 from tests.fakes.research import PAGE
 
 ROOT = Path(__file__).resolve().parents[2]
+# Markup a page or a model may write: the app must show it as text and load nothing it names.
+HOSTILE = ('<img src="http://attacker.example/i.png" onerror="alert(1)"><script>alert(2)</script>'
+           '<iframe src="http://attacker.example/"></iframe><a href="javascript:alert(3)">x</a>')
 URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 
 
@@ -50,6 +54,9 @@ class FakeApp:
         """The scripted model (and the report page it reads)."""
         if req.path.split("?")[0] == "/report":
             return Response(200, PAGE, content_type="text/html; charset=utf-8")
+        if req.path.split("?")[0] == "/hostile":
+            return Response(200, f"<html><head><title>{HOSTILE}</title></head><body><p>{HOSTILE}</p></body></html>",
+                            content_type="text/html; charset=utf-8")
         if req.path.split("?")[0] == "/robots.txt":
             return Response(404, "none")
         messages = req.json()["messages"]
@@ -78,6 +85,10 @@ class FakeApp:
                 return 'Thought: read the attachment\nAction: read_file\nAction Input: {"path": "notes.txt"}'
             number = re.search(r"secret number is (\d+)", transcript)
             return f"Final Answer: The number is {number.group(1) if number else 'missing'}."
+        if "Hostile" in question:
+            if turns == 0:
+                return (f'Thought: {HOSTILE}\nAction: scrape\nAction Input: {{"url": "{self.web}/hostile"}}')
+            return f"Thought: {HOSTILE}\nFinal Answer: {HOSTILE} [1]"
         return "Final Answer: quick answer"
 
 
