@@ -168,7 +168,7 @@ def check_search(settings: Any, offline: bool) -> Check:
 
 def check_workspace(settings: Any) -> Check:
     """The workspace directory can be created and written (checked without creating it)."""
-    root = Path(settings.workspace).resolve()
+    root = Path(settings.workspace or settings.runs_dir).resolve()
     existing = next((p for p in (root, *root.parents) if p.exists()), root)
     try:
         with tempfile.NamedTemporaryFile(dir=existing, prefix=".check-"):

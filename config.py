@@ -144,6 +144,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("concurrency", ("AGENT_CONCURRENCY",), int),
     ("workspace", ("AGENT_WORKSPACE",), Path),
     ("trace_dir", ("AGENT_TRACE_DIR",), Path),
+    ("runs_dir", ("AGENT_RUNS_DIR",), Path),
+    ("keep_workspaces", ("AGENT_KEEP_WORKSPACES",), int),
     ("answer_style", ("AGENT_ANSWER_STYLE",), str),
     ("max_cost", ("AGENT_MAX_COST",), float),
     ("max_run_cost", ("AGENT_MAX_RUN_COST",), float),
@@ -214,8 +216,11 @@ class Settings:
     max_retry_wait: float = 60.0
     prices_file: Path | None = None
     concurrency: int = 1
-    workspace: Path = Path("workspace")
-    trace_dir: Path | None = Path("traces")
+    workspace: Path | None = None  # None: the run's own workspace/ in the run store; else <workspace>/<run id>
+    trace_dir: Path | None = None  # None: the run's own traces/ in the run store; else <trace_dir>/<run id>
+    traces: bool = True  # --no-trace: write no trace files
+    runs_dir: Path = Path("runs")  # the run store (run/store.py): one directory per run
+    keep_workspaces: int = 20  # finished runs whose workspaces are kept; older runs' are removed
     answer_style: str = "plain"
     max_cost: float | None = None  # USD per task
     max_run_cost: float | None = None  # USD for the whole run
@@ -308,6 +313,8 @@ def _validate(s: Settings) -> None:
     check_numbers(s)  # NaN, zero or negative timeouts, negative retries ...
     if s.max_steps < 1:
         raise ConfigError("max steps must be at least 1", "max_steps")
+    if s.keep_workspaces < 0:
+        raise ConfigError("AGENT_KEEP_WORKSPACES must be 0 or more", "keep_workspaces")
     if s.concurrency < 1:
         raise ConfigError("concurrency must be at least 1", "concurrency")
     if s.context_budget is not None and s.context_budget < 1000:

@@ -22,10 +22,10 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whos
 
 
 def _report(argv: list[str]) -> int:
-    """`main.py report results.jsonl`: rebuild the HTML and Markdown of an earlier run."""
-    from report.html.cli import main as report  # start-up: only this command needs it
+    """`main.py report RUN`: rebuild the HTML and Markdown of an earlier run (an id, a directory or a .jsonl)."""
+    from run.runs_cli import report  # start-up: only this command needs it
 
-    return report(argv)
+    return guarded(lambda: report(argv))
 
 
 def _serve_mcp(argv: list[str]) -> int:
@@ -42,15 +42,52 @@ def _cache(argv: list[str]) -> int:
     return cache(argv)
 
 
+def _ask(argv: list[str]) -> int:
+    """`main.py ask QUESTION`: one question, its steps as they happen, the answer and sources on stdout."""
+    args = question_parser("ask").parse_args(argv)
+    from run.by_hand import ask  # start-up: the agent, tools and models load only for a question
+
+    return guarded(lambda: ask(args, settings_from_args(args)))
+
+
+def _chat(argv: list[str]) -> int:
+    """`main.py chat`: questions with follow-ups, from a terminal or piped stdin, line by line."""
+    args = question_parser("chat").parse_args(argv)
+    from run.by_hand import chat  # start-up: the agent, tools and models load only for a question
+
+    return guarded(lambda: chat(args, settings_from_args(args)))
+
+
+def _runs(argv: list[str]) -> int:
+    """`main.py runs [prune --older-than 30d]`: list the kept runs, or prune old ones."""
+    from run.runs_cli import main as runs  # start-up: only this command needs it
+
+    return guarded(lambda: runs(argv))
+
+
+def _ui(argv: list[str]) -> int:
+    """`main.py ui [--port PORT]`: the local web app, with the model, limit, tool and cache flags of `chat`."""
+    p = question_parser("chat")
+    p.prog, p.description = "main.py ui", "Serve the local web app on 127.0.0.1: ask, watch, stop, follow up."
+    p.add_argument("--port", type=int, default=8770, help="port on 127.0.0.1 (default 8770; 0: any free)")
+    args = p.parse_args(argv)
+    from ui.server import serve  # start-up: only this command needs it (and Starlette)
+
+    return guarded(lambda: serve(settings_from_args(args), args.port))
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
-SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache}
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache,
+                                                      "ask": _ask, "chat": _chat, "runs": _runs}
+SUBCOMMANDS["ui"] = _ui
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
     p = argparse.ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
-                                    "(and results.html). Other commands: report, cache, serve-mcp.",
+                                    "(and results.html). Other commands: ask, chat, runs, report, cache, "
+                                    "serve-mcp, ui.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     for title, add in (("tasks and outputs", _task_flags), ("models", _model_flags),
@@ -70,13 +107,22 @@ def _task_flags(p: Any) -> None:
     p.add_argument("-o", "--output", type=Path, default=Path("results.md"), help="report path (default results.md)")
     p.add_argument("--resume", action="store_true", help="keep finished results; run only missing or errored tasks")
     p.add_argument("--no-html", action="store_true", help="do not write results.html beside the report")
-    p.add_argument("--serve", nargs="?", type=int, const=8765, metavar="PORT",
-                   help="serve the live report on 127.0.0.1 while the run goes (default port 8765; 0: any free)")
+    p.add_argument("--serve", type=int, metavar="PORT", help="--serve[=PORT]: serve the live report on 127.0.0.1 "
+                   "while the run goes (default port 8765; 0: any free); the URL printed carries its token")
     p.add_argument("--trace-dir", type=Path, help="directory for per-task JSONL traces (default traces/)")
     p.add_argument("--no-trace", action="store_true", help="write no trace files")
+    add_store_flags(p)
     p.add_argument("--workspace", type=Path, help="directory holding one workspace per task (default workspace/)")
     p.add_argument("-v", "--verbose", action="store_true", help="stream each Thought / Action / Observation")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+def add_store_flags(p: Any) -> None:
+    """Flags of the run store (run/store.py), shared by a batch, ask, chat and runs."""
+    p.add_argument("--runs-dir", type=Path, metavar="DIR",
+                   help="the run store: one folder per run with its records, traces and workspace (default runs/)")
+    p.add_argument("--keep-workspaces", type=int, metavar="N",
+                   help="finished runs whose workspaces are kept; older ones are removed (default 20)")
+
 
 def _model_flags(p: Any) -> None:
     """Flags for models."""
@@ -142,9 +188,35 @@ def _cache_flags(p: Any) -> None:
                                                                       "recorded completions; report where it diverges")
 
 
+def question_parser(command: str) -> argparse.ArgumentParser:
+    """The flags of `ask` and `chat`: the batch's model, limit, tool and cache flags, without a task file."""
+    p = argparse.ArgumentParser(prog=f"main.py {command}", description=(
+        "Answer one question with the usual tools: steps on stderr, answer and sources on stdout."
+        if command == "ask" else "Ask questions with follow-ups; /sources, /cost, /save FILE, /exit."))
+    g = p.add_argument_group("question")
+    if command == "ask":
+        g.add_argument("question", help="the question")
+        g.add_argument("--file", action="append", dest="files", metavar="FILE",
+                       help="a file the question is about, copied into the workspace (repeatable)")
+        g.add_argument("--json", action="store_true", help="print the answer's record as JSON instead")
+    g.add_argument("-q", "--quiet", action="store_true", help="do not show the steps")
+    add_store_flags(g)
+    for title, add in (("models", _model_flags), ("limits and spending", _limit_flags),
+                       ("tools and safety", _tool_flags), ("cache and replay", _cache_flags)):
+        add(p.add_argument_group(title))
+    p.set_defaults(workspace=None, trace_dir=None, no_trace=False)
+    return p
+
+
+SERVE_PORT = 8765  # a bare --serve
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse the command line."""
-    return build_parser().parse_args(argv)
+    """Parse the command line; a bare `--serve` is `--serve=8765`, so it never takes the task file as its port."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    end = argv.index("--") if "--" in argv else len(argv)  # after "--" every word is a task file
+    flags = [f"--serve={SERVE_PORT}" if a == "--serve" else a for a in argv[:end]]
+    return build_parser().parse_args(flags + argv[end:])
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -157,6 +229,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "context_budget": args.context_budget, "max_tokens": args.max_tokens,
         "concurrency": args.concurrency, "workspace": args.workspace,
         "trace_dir": args.trace_dir, "answer_style": args.answer_style,
+        "runs_dir": args.runs_dir, "keep_workspaces": args.keep_workspaces,
         "max_cost": args.max_cost, "max_run_cost": args.max_run_cost, "max_tokens_per_task": args.max_tokens_per_task,
         "cache_dir": args.replay or args.cache, "cache_replay": True if args.replay else None,
         "sandbox": args.sandbox, "python_network": args.python_network,
@@ -168,7 +241,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
     }
     settings = load_settings(cli)
     if args.no_trace:
-        settings = dataclasses.replace(settings, trace_dir=None)
+        settings = dataclasses.replace(settings, traces=False)
     return apply_base_url(settings, args.base_url)
 
 
@@ -202,8 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
     args.argv = argv  # the command line as given: a stopped run prints it back with --resume
+    return guarded(lambda: run(args, settings_from_args(args)))
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """Run a command; errors that stop a run become one line on stderr and exit 2."""
     try:
-        return run(args, settings_from_args(args))
+        return command()
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -65,7 +65,7 @@ class TraceReplay:
 
     def adjust(self, settings: Settings) -> Settings:
         """The new trace goes to a replayed/ folder beside the old one, which is never overwritten."""
-        if settings.trace_dir is None:
+        if not settings.traces:
             return settings
         return dataclasses.replace(settings, trace_dir=self.path.parent / "replayed")
 

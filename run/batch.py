@@ -108,9 +108,20 @@ class BatchRunner:
             return
         if self.budget is not None and not self.budget.may_start():  # the run's cost cap is reached
             return
+        record = self.run_task(task, self.settings.workspace / task.id if self.settings.workspace else None)
+        if record is not None:
+            with self.write_lock:
+                self.on_record(record)
+
+    def run_task(self, task: Task, workspace: Path | None, prompt: str | None = None) -> TaskRecord | None:
+        """Run one task in `workspace` with its trace, spend caps and stop flag; None when stopped mid-task.
+
+        `prompt` replaces the task's own text as the agent sees it (a conversation adds its earlier turns);
+        the trace is <trace_dir>/<task id>.jsonl and the record names it. LLMFatalError sets stop and propagates.
+        """
         llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
             self.llm, self.summary_llm)
-        workspace = (self.settings.workspace / task.id).resolve()
+        workspace = (workspace or Path("workspace") / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         stage_attachment(task, workspace)
         trace = TraceWriter(self.settings.trace_dir / f"{task.id}.jsonl") if self.settings.trace_dir else None
@@ -125,9 +136,9 @@ class BatchRunner:
             agent = self.agent_factory(self.settings, llm, workspace, self.model_spec, emit,
                                        self.answer_style, summary_llm)
             with cancellation.scope(stop=self.stop):
-                result = agent.run(task_prompt(task))
+                result = agent.run(prompt if prompt is not None else task_prompt(task))
         except cancellation.StopRequested:
-            return  # abandoned mid-task: not recorded, so --resume runs it again
+            return None  # abandoned mid-task: not recorded, so --resume runs it again
         except LLMFatalError as exc:
             first = not self.stop.is_set()
             self.stop.set()
@@ -138,8 +149,8 @@ class BatchRunner:
             if trace is not None:
                 trace.close()
         record = record_from_result(task, result, workspace)
-        with self.write_lock:
-            self.on_record(record)
+        record.trace = str(trace.path.resolve()) if trace is not None else None  # report finds this run's own
+        return record
 
 
 def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[None]]:

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cache.model import build_model, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from report.html.hooks import live_report, write_final_html
-from report.markdown import DONE_STATUSES
+from report.markdown import DONE_STATUSES, records_path
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
 from run.extras import RunExtras
-from run.files import check_outputs, run_id
+from run.files import check_outputs
 from run.preflight import check_run
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
+from run.store import Run, RunStore
 from run.summary import Ending, ending, report_paths, summary_lines
 from tasks.taskfile import Task, load_tasks
 from tools.builtin import load_tool_factories
@@ -42,6 +45,7 @@ class Prepared:
     spec: str
     extras: Any
     answer_style: str
+    run: Run
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
@@ -51,25 +55,46 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     return run_batch(args, prepare(args, settings, tasks))
 
 
-def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
-    """Tools, paths, sandbox and models: each failure here is exit 2 with nothing spent and nothing written."""
+def build_models(settings: Settings, output: Path | None) -> tuple[Any, Any]:
+    """Check tools, paths and sandbox, then build the model and the summary model (None: the model itself).
+
+    Each failure here is exit 2 with nothing spent and nothing written; `output` is the report (None: none).
+    """
     load_tool_factories(settings.tool_modules)  # a broken --tools module fails here, before any task
-    check_run(settings, args.output)  # paths, tools() results, tool packages
+    check_run(settings, output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
     llm = build_model(settings)
     summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
                             ) if settings.summary_model else None  # built like the main model: cached too
+    return llm, summary_llm
+
+
+def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
+    """Tools, paths, sandbox and models, then the run's own directory in the run store (run/store.py)."""
+    llm, summary_llm = build_models(settings, args.output)
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
         answer_style = "concise"
-    workspace = extras.settings.workspace / run_id()  # a clean one per run; earlier ones are kept
-    return Prepared(dataclasses.replace(extras.settings, workspace=workspace), extras.tasks, extras.llm,
-                    extras.summary_llm, model_specs(llm)[0], extras, answer_style)
+    spec = model_specs(llm)[0]
+    # Its own traces/ and workspace/: a later run of the same tasks never overwrites this one's.
+    run = RunStore.from_settings(settings).create("batch", str(args.tasks), dataclasses.replace(
+        extras.settings, model=spec))
+    return Prepared(run.apply(extras.settings), extras.tasks, extras.llm, extras.summary_llm, spec, extras,
+                    answer_style, run)
 
 
 def run_batch(args: argparse.Namespace, p: Prepared) -> int:
+    """Run the batch; the run store's entry says how it ended (a run that raised is marked failed)."""
+    try:
+        return _run_batch(args, p)
+    except BaseException:
+        p.run.finish(tasks=len(p.tasks), answered=p.run.info.answered, cost=p.run.info.cost, status="failed")
+        raise
+
+
+def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
     started = time.monotonic()
@@ -89,6 +114,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
             if not todo:
                 store.render()
     html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec, **end.meta()})
+    keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), end.stopped is not None)
     if not args.quiet:
         records = list(store.records.values())
         for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
@@ -125,6 +151,18 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
     except LLMFatalError as exc:
         return exc
     return None
+
+
+def keep_run(run: Run, output: Path, html: Path | None, records: list[Any], tasks: int, stopped: bool) -> None:
+    """Copy the records into the run's directory (so `main.py report RUN` rebuilds it after -o is reused) and
+    write its index entry: tasks, answered, cost and the reports written."""
+    if records_path(output).is_file():
+        shutil.copyfile(records_path(output), run.records)
+    costs = [r.cost for r in records]
+    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    outputs = [str(p.resolve()) for p in (output, records_path(output), html) if p is not None and p.is_file()]
+    run.finish(tasks=tasks, answered=sum(r.status in DONE_STATUSES for r in records), cost=cost,
+               status="stopped" if stopped else "finished", outputs=outputs)
 
 
 def exit_code(p: Prepared, records: dict[str, Any], stopper: Any, end: Ending | None = None) -> int:

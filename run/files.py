@@ -9,7 +9,6 @@ import os
 import re
 import socket
 import sys
-import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,9 +134,3 @@ def remove_stale_temp_files(report: Path) -> list[Path]:
                     entry.unlink(missing_ok=True)
                     removed.append(entry)
     return removed
-
-
-def run_id() -> str:
-    """A name for this run's workspace folder: UTC start time and process id, e.g. 20261122-101800-4242."""
-    stamp = datetime.fromtimestamp(time.time(), UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{os.getpid()}"

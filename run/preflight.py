@@ -18,12 +18,15 @@ from tools.base import Tool, ToolRegistry
 from tools.builtin import default_tools, load_tool_factories
 
 
-def check_run(settings: Any, output: Path) -> None:
+def check_run(settings: Any, output: Path | None) -> None:
     """Raise ConfigError for the first path, tool module or tool dependency that would fail the run."""
-    check_directory(settings.workspace, "--workspace / AGENT_WORKSPACE", "workspace")
-    if settings.trace_dir is not None:
+    check_directory(settings.runs_dir, "--runs-dir / AGENT_RUNS_DIR", "runs_dir")
+    if settings.workspace is not None:
+        check_directory(settings.workspace, "--workspace / AGENT_WORKSPACE", "workspace")
+    if settings.trace_dir is not None and settings.traces:
         check_directory(settings.trace_dir, "--trace-dir / AGENT_TRACE_DIR", "trace_dir")
-    check_output_folder(output)
+    if output is not None:
+        check_output_folder(output)
     names = check_tools(settings)
     check_tool_dependencies(names)
 

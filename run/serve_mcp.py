@@ -35,7 +35,7 @@ class Researcher:
                  on_step: Any = None) -> dict[str, Any]:
         """Answer one question; on_step(step, max_steps, message) is told of every step as it starts."""
         settings = self.settings if not max_steps else dataclasses.replace(self.settings, max_steps=max_steps)
-        workspace = Path(settings.workspace) / "mcp" / uuid.uuid4().hex[:12]
+        workspace = Path(settings.workspace or settings.runs_dir / "serve-mcp") / uuid.uuid4().hex[:12]
         workspace.mkdir(parents=True, exist_ok=True)
 
         def on_event(event: Any) -> None:

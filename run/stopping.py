@@ -33,7 +33,9 @@ def _say(text: str) -> None:
 class Stopper:
     """Installs the handlers for a batch; `event` is the stop flag the runner and the agents watch."""
 
-    def __init__(self) -> None:
+    def __init__(self, message: str = "stopping: no new tasks start; running tasks end at their next step "
+                                      "(press Ctrl-C again to quit at once)") -> None:
+        self.message = message  # what the first signal prints
         self.event = threading.Event()
         self.write_lock = threading.Lock()
         self.signum: int | None = None
@@ -69,8 +71,7 @@ class Stopper:
             self.signum = signum
             self.event.set()
             processes.kill_all()
-            _say("stopping: no new tasks start; running tasks end at their next step "
-                 "(press Ctrl-C again to quit at once)")
+            _say(self.message)
             return
         self.exit_now()
 

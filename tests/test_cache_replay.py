@@ -17,7 +17,7 @@ from tests.fakes.providers import openai_reply
 from tests.fakes.research import CSV, TASK, research_step, web_page
 
 MODEL = "openai:gpt-4.1-mini"
-VOLATILE = {"seconds", "cost", "cached_calls", "cached_cost", "workspace"}
+VOLATILE = {"seconds", "cost", "cached_calls", "cached_cost", "workspace", "trace"}
 
 
 def research_server(base: dict[str, str]) -> Any:
@@ -107,7 +107,7 @@ def test_a_cached_rerun_makes_no_model_or_web_request(monkeypatch: pytest.Monkey
         assert server.requests == []
     again = _records(tmp_path / "again.jsonl")[0]
     assert again["answer"] == first["answer"] and again["cost"] == 0
-    trace = [json.loads(line) for line in (Path("traces") / f"{again['id']}.jsonl").read_text().splitlines()]
+    trace = [json.loads(line) for line in Path(again["trace"]).read_text().splitlines()]
     calls = [e for e in trace if e["kind"] == "llm_call"]
     assert all(e["cached"] and e["cost"] == 0 and e["original_cost"] > 0 for e in calls)
 

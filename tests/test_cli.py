@@ -54,12 +54,13 @@ def _check_report(out: Path, model: str) -> None:
     assert "The note says HELLO." in text and "| answered | 3 |" in text and model in text
     record = json.loads(out.with_suffix(".jsonl").read_text().splitlines()[0])
     assert record["status"] == "answered" and record["prompt_tokens"] == 300 and record["llm_calls"] == 3
-    trace = Path("traces") / f"{record['id']}.jsonl"
+    trace = Path(record["trace"])  # runs/<run-id>/traces/<task-id>.jsonl: this run's own
+    assert trace.parent.parent.parent == Path("runs").resolve() and trace.name == f"{record['id']}.jsonl"
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     python_call = next(e for e in events if e["kind"] == "tool_call" and e["tool"] == "python")
     assert "HELLO" in python_call["observation"]
-    workspace = Path(record["workspace"])  # workspace/<run-id>/<task-id>/
-    assert workspace.parent.parent == Path("workspace").resolve() and workspace.name == record["id"]
+    workspace = Path(record["workspace"])  # runs/<run-id>/workspace/<task-id>/
+    assert workspace.parent.parent == trace.parent.parent and workspace.name == record["id"]
     assert (workspace / "notes.txt").read_text() == "hello"
 
 
@@ -188,7 +189,7 @@ def test_tools_flag_registers_a_user_tool_module(monkeypatch: pytest.MonkeyPatch
         assert main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--tools", "my_tools.py", "-q"]) == 0
     record = json.loads((tmp_path / "results.jsonl").read_text())
     assert record["answer"] == "3 words"
-    trace = [json.loads(x) for x in (tmp_path / "traces" / f"{record['id']}.jsonl").read_text().splitlines()]
+    trace = [json.loads(x) for x in Path(record["trace"]).read_text().splitlines()]
     assert any(e["kind"] == "tool_call" and e["tool"] == "word_count" and e["observation"] == "3" for e in trace)
 
 

@@ -19,7 +19,8 @@ def test_precedence_dotenv_environment_cli(tmp_path: Path) -> None:
 
 def test_defaults_without_any_source(tmp_path: Path) -> None:
     s = load_settings({}, environ={}, env_file=tmp_path / "none")
-    assert (s.max_steps, s.concurrency, s.model, s.trace_dir) == (15, 1, None, Path("traces"))
+    assert (s.max_steps, s.concurrency, s.model, s.trace_dir) == (15, 1, None, None)  # None: the run's own
+    assert (s.runs_dir, s.keep_workspaces, s.traces) == (Path("runs"), 20, True)
 
 
 def test_google_api_key_is_accepted_for_gemini(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def test_an_attachment_outside_the_set_folder_is_refused(model: LoopbackServer) 
     Path("sets/set.jsonl").write_text(json.dumps({"question": "Q?", "file": "../../../etc/passwd"}) + "\n")
     proc = cli(model, "sets/set.jsonl", "-o", "out.md")
     assert proc.returncode == 2 and "line 1: attachment '../../../etc/passwd' is outside" in proc.stderr
-    assert not model.requests and not Path("workspace").exists()
+    assert not model.requests and not Path("workspace").exists() and not Path("runs").exists()
 
 
 # ---- 5: modes, symlinks, stale temp files --------------------------------------------------------------------
@@ -206,9 +206,10 @@ def test_each_run_gets_a_clean_workspace_and_earlier_ones_are_kept(model: Loopba
     first = Path(str(records()[0]["workspace"]))
     assert cli(model, "tasks.txt").returncode == 0
     second = Path(str(records()[0]["workspace"]))
-    assert first != second and first.parent.parent == second.parent.parent == Path("workspace").resolve()
+    # runs/<run-id>/workspace/<task-id>: each run's own folder in the run store
+    assert first != second and first.parents[2] == second.parents[2] == Path("runs").resolve()
     assert (first / "mine.txt").exists() and (second / "mine.txt").exists()
-    trace = [json.loads(x) for x in Path("traces", f"{records()[0]['id']}.jsonl").read_text().splitlines()]
+    trace = [json.loads(x) for x in Path(records()[0]["trace"]).read_text().splitlines()]
     listing = next(e for e in trace if e["kind"] == "tool_call" and e["tool"] == "list_files")
     assert "mine.txt" not in listing["observation"]  # the first run's file is not in the second run's view
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP = {"tests", "benchmarks", "docs", "workspace", "traces", "venv", ".venv", "__pycache__", ".git"}
+SKIP = {"tests", "benchmarks", "docs", "workspace", "traces", "runs", "venv", ".venv", "__pycache__", ".git"}
 # Bottom to top; a name is a root module or a package. Docs/architecture.md draws the same order.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompt",),
     ("agent",),
     ("run",),
+    ("ui",),
     ("main", "check_setup"),
 )
 ROOT_MODULES = {"main", "agent", "llm", "config", "check_setup"}

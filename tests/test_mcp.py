@@ -33,7 +33,7 @@ def _config(tmp: Path, **entry: Any) -> Path:
 
 
 def _trace(tmp: Path) -> list[dict[str, Any]]:
-    trace = next((tmp / "traces").glob("*.jsonl"))
+    trace = next((tmp / "runs").glob("*/traces/*.jsonl"))
     return [json.loads(line) for line in trace.read_text().splitlines()]
 
 
@@ -98,7 +98,7 @@ def test_tools_reach_the_model_and_results_the_observations(monkeypatch: pytest.
     assert '"mean": 3.0' in obs[2]
     assert obs[3].startswith("Error:") and "refused: no" in obs[3]
     assert "image saved to mcp/" in obs[4]
-    saved = list((tmp_path / "workspace").rglob("mcp/demo-picture-*.png"))
+    saved = list((tmp_path / "runs").rglob("mcp/demo-picture-*.png"))
     assert saved and saved[0].read_bytes().startswith(b"\x89PNG")
     assert obs[5] == "(unset)"  # the agent's API key is not passed to the server
     assert "refused" in obs[6] and "sk-agent-secret-123" not in obs[6]  # nor can the model send it there

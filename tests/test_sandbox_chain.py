@@ -93,7 +93,7 @@ def test_injected_page_cannot_get_a_dotenv_key_out(tmp_path: Path) -> None:
         seen = [r.path + r.body.decode("utf-8", "replace") for r in attacker.requests + llm.requests]
     assert proc.returncode == 0, proc.stderr
     written = [p.read_text(errors="replace") for p in run.rglob("*") if p.is_file() and p.name != ".env"]
-    observations = [json.dumps(e) for p in (run / "traces").glob("*.jsonl") for e in p.read_text().splitlines()]
+    observations = [json.dumps(e) for p in (run / "runs").glob("*/traces/*.jsonl") for e in p.read_text().splitlines()]
     assert any("SEND BLOCKED" in o for o in observations)  # the python step ran and its upload failed
     assert any("/collect?k=none" in s for s in seen)  # the model tried to exfiltrate, with nothing
     for bait in BAITS:

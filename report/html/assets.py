@@ -111,11 +111,13 @@ function wire(){
 }
 function live(){
   var el=$("#live"); if(!el) return;
+  if(/[?&]token=/.test(location.search)) history.replaceState(null,"",location.pathname+location.hash);
   var version=el.dataset.version;
-  setInterval(function(){
+  if(el.dataset.done) return;
+  var timer=setInterval(function(){
     fetch("state",{cache:"no-store"}).then(function(r){return r.json();}).then(function(s){
       if(String(s.version)===String(version)) return;
-      version=s.version;
+      version=s.version; if(s.done) clearInterval(timer);
       return fetch("./",{cache:"no-store"}).then(function(r){return r.text();}).then(function(text){
         var doc=new DOMParser().parseFromString(text,"text/html");
         var open=$$("details[open]").map(function(d){return d.id;});

@@ -120,7 +120,11 @@ def load_run(records_file: Path, trace_dirs: list[Path], meta: dict[str, Any]) -
 
 
 def find_trace(record: dict[str, Any], trace_dirs: list[Path]) -> Path | None:
-    """The trace file of a record: <dir>/<id>.jsonl in the first of trace_dirs that has it."""
+    """The trace file of a record: the one it names (its own run's, None once pruned), else <dir>/<id>.jsonl in
+    the first of trace_dirs that has it (records written before runs were kept apart name none)."""
+    named = record.get("trace")
+    if isinstance(named, str):  # never another run's trace of the same task id (it may have been pruned)
+        return Path(named) if Path(named).is_file() else None
     for directory in trace_dirs:
         candidate = directory / f"{record.get('id')}.jsonl"
         if candidate.is_file():
@@ -213,3 +217,9 @@ def source_tools(sources: list[str], steps: list[Step]) -> dict[str, str]:
                 found[source] = step.tool
                 break
     return found
+
+
+def apply_event(event: dict[str, Any], steps: dict[int, Step], workspace: str | None = None) -> Step | None:
+    """Fold one trace event into a timeline being built (`main.py ui` streams live events so); the step touched."""
+    _apply(event, steps, workspace)
+    return steps.get(int(event.get("step") or 0))

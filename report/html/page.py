@@ -40,8 +40,7 @@ def _csp(live: bool) -> str:
 def render_page(run: Run, live: bool = False, caps: Caps = Caps(), version: str = "") -> str:
     """The whole self-contained page."""
     title = "Research results"
-    live_note = (f'<p id="live" class="live" data-version="{esc(version)}">Live: this page updates as tasks '
-                 "finish.</p>") if live else ""
+    live_note = _live_note(run, version) if live else ""
     body = (f"<h1>{title}</h1>{live_note}{_summary(run, live)}{_charts(run)}{_table(run)}"
             f"<h2>Tasks</h2>{''.join(_task(t, caps) for t in run.tasks)}")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -49,6 +48,18 @@ def render_page(run: Run, live: bool = False, caps: Caps = Caps(), version: str 
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{title}</title><style>{CSS}{code_css()}</style></head><body><main id=\"app\">{body}</main>"
             f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def _live_note(run: Run, version: str) -> str:
+    """The live page's banner: waiting for the first task, updating, or over with the final report's path."""
+    state, final = run.meta.get("live_state", "running"), str(run.meta.get("results_html") or "")
+    text = {"waiting": "Live: waiting for the first task to finish…",
+            "running": "Live: this page updates as tasks finish."}.get(state, "The run is over. Final report: ")
+    if state == "done":
+        link = Path(final).resolve().as_uri() if final else ""
+        text += f'<a href="{esc(link)}">{esc(Path(final).name)}</a> <code>{esc(final)}</code>' if final else "none"
+    done = ' data-done="1"' if state == "done" else ""
+    return f'<p id="live" class="live" data-version="{esc(version)}"{done}>{text}</p>'
 
 
 def _money(cost: float | None) -> str:

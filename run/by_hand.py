@@ -1,0 +1,146 @@
+"""`main.py ask` and `main.py chat`: questions asked by hand, steps shown as they happen, answers on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TextIO
+
+from config import Settings
+from core.errors import TaskFileError
+from run.conversation import STOPPED, Conversation, StepEvent, Turn
+from run.stopping import Stopper
+from run.store import RunStore
+
+EXIT_OK, EXIT_NOT_ANSWERED = 0, 1
+LINE_CHARS = 240  # a step's line on stderr is cut here: the trace keeps it whole
+STOP_ANSWER = "stopping this answer at its next step (press Ctrl-C again to quit at once)"
+CHAT_HELP = ("Ask a question, or: /sources (sources read so far), /cost (spent so far), /save FILE (the "
+             "transcript as Markdown), /exit. Ctrl-C stops the current answer; Ctrl-D or /exit leaves.")
+
+
+def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
+    """Print each thought, action (with its input) and observation as it happens, one short line each."""
+
+    def show(event: StepEvent) -> None:
+        if event.kind == "thought" and event.text:
+            line = f"  {event.step}. thought: {event.text}"
+        elif event.kind == "action":
+            args = event.arguments if isinstance(event.arguments, str) else json.dumps(event.arguments,
+                                                                                       ensure_ascii=False)
+            line = f"  {event.step}. {event.tool} {args}"
+        elif event.kind == "observation":
+            line = f"     → {event.text}"
+        elif event.kind == "summary":
+            line = f"  ({event.text})"
+        else:
+            return
+        line = " ⏎ ".join(line.rstrip().splitlines())
+        print(line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…", file=stream, flush=True)
+
+    return show
+
+
+def answer_text(turn: Turn) -> str:
+    """The answer and its numbered sources as stdout shows them."""
+    r = turn.record
+    missing = f"(no answer: {r.status}{': ' + r.error if r.error else ''})"
+    lines = [r.answer.strip() if r.answer else missing]
+    read = [s for s in r.sources if s.get("read", True)]
+    if read:
+        lines += ["", "Sources:"] + [f"[{s.get('n')}] {s.get('title') or s.get('url')} — {s.get('url')}" for s in read]
+    return "\n".join(lines)
+
+
+def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> Turn:
+    """One question with Ctrl-C stopping it (a second Ctrl-C quits at once)."""
+    with Stopper(STOP_ANSWER) as stopper:
+        return conv.ask(question, files, on_event=None if quiet else step_printer(sys.stderr), stop=stopper.event)
+
+
+def ask(args: argparse.Namespace, settings: Settings) -> int:
+    """`main.py ask QUESTION`: answer and sources (or --json, the record) on stdout; 0 when answered."""
+    files = [Path(f) for f in args.files or ()]
+    for f in files:
+        if not f.is_file():
+            raise TaskFileError(f, "no such file (--file)")
+    conv = Conversation(settings, RunStore.from_settings(settings), kind="ask")
+    turn = _ask_once(conv, args.question, files, args.quiet)
+    if args.json:
+        print(json.dumps({"run": conv.id, **asdict(turn.record)}, ensure_ascii=False, indent=1))
+    else:
+        print(answer_text(turn))
+    if not args.quiet:
+        print(f"run {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
+    if turn.record.status == STOPPED:
+        return 130
+    return EXIT_OK if turn.answered else EXIT_NOT_ANSWERED
+
+
+def chat(args: argparse.Namespace, settings: Settings) -> int:
+    """`main.py chat`: questions line by line (a terminal or piped stdin) until /exit or end of input."""
+    conv = Conversation(settings, RunStore.from_settings(settings), kind="chat")
+    tty = sys.stdin.isatty()
+    if tty and not args.quiet:
+        print(CHAT_HELP, file=sys.stderr)
+    while True:
+        line = _read_line(tty)
+        if line is None:
+            break
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            if not _command(conv, line):
+                break
+            continue
+        turn = _ask_once(conv, line, [], args.quiet)
+        print(answer_text(turn), flush=True)
+        print(flush=True)
+    if conv.id and not args.quiet:
+        print(f"conversation {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _read_line(tty: bool) -> str | None:
+    """The next line; None at end of input. On a terminal Ctrl-C at the prompt clears the line."""
+    if not tty:
+        line = sys.stdin.readline()
+        return line or None
+    while True:
+        try:
+            return input("? ")
+        except EOFError:
+            print(file=sys.stderr)
+            return None
+        except KeyboardInterrupt:
+            print("\n(Ctrl-D or /exit leaves)", file=sys.stderr)
+
+
+def _command(conv: Conversation, line: str) -> bool:
+    """Run a /command; False when the session should end."""
+    name, _, rest = line.partition(" ")
+    if name in ("/exit", "/quit"):
+        return False
+    if name == "/sources":
+        sources = conv.sources()
+        print("\n".join(f"[{s['n']}] {s['title'] or s['url']} — {s['url']} (question {s['turn']})"
+                        for s in sources) or "no sources read yet", flush=True)
+    elif name == "/cost":
+        cost = conv.cost()
+        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over "
+              f"{len(conv.turns)} question(s)", flush=True)
+    elif name == "/save" and rest.strip():
+        path = Path(rest.strip()).expanduser()
+        try:
+            path.write_text(conv.transcript_markdown(), encoding="utf-8")
+            print(f"saved {path}", flush=True)
+        except OSError as exc:
+            print(f"cannot save {path}: {exc.strerror}", file=sys.stderr, flush=True)
+    else:
+        print(CHAT_HELP, file=sys.stderr, flush=True)
+    return True

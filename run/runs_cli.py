@@ -1,0 +1,98 @@
+"""`main.py runs`: list the kept runs or prune old ones; `main.py report RUN` finds a run's records and traces."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from config import load_settings
+from core.errors import ConfigError
+from report.html.cli import main as report_main
+from run.store import Run, RunStore, parse_age
+
+
+def _store(runs_dir: Path | None) -> RunStore:
+    settings = load_settings({"runs_dir": runs_dir})
+    return RunStore.from_settings(settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Flags of `main.py runs` and `main.py runs prune`."""
+    p = argparse.ArgumentParser(prog="main.py runs", description="List the runs kept in the run store "
+                                "(newest first), or prune old runs' traces and workspaces.")
+    p.add_argument("--runs-dir", type=Path, metavar="DIR", help="the run store (default: AGENT_RUNS_DIR or runs/)")
+    p.add_argument("--json", action="store_true", help="print each run's index entry as a JSON line")
+    p.add_argument("-n", "--limit", type=int, default=50, metavar="N", help="show the newest N runs (default 50)")
+    return p
+
+
+def prune_parser() -> argparse.ArgumentParser:
+    """Flags of `main.py runs prune`."""
+    p = argparse.ArgumentParser(prog="main.py runs prune", description="Remove the traces and workspaces of "
+                                "finished runs started before the given age; their records and index stay.")
+    p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 30d, 12h, 2w")
+    p.add_argument("--runs-dir", type=Path, metavar="DIR", help="the run store (default: AGENT_RUNS_DIR or runs/)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Run `runs` or `runs prune`; exit 0."""
+    if argv[:1] == ["prune"]:
+        return prune(prune_parser().parse_args(argv[1:]))
+    args = build_parser().parse_args(argv)
+    runs = _store(args.runs_dir).list_runs()[: max(args.limit, 0)]
+    if args.json:
+        for r in runs:
+            print(json.dumps({**asdict(r.info), "dir": str(r.dir)}, ensure_ascii=False))
+        return 0
+    if not runs:
+        print(f"no runs kept in {_store(args.runs_dir).root} yet")
+        return 0
+    print(f"{'id':<22} {'when (UTC)':<16} {'kind':<5} {'status':<8} {'answered':>9} {'cost':>9}  task file / question"
+          "  →  outputs")
+    for r in runs:
+        print(run_line(r))
+    return 0
+
+
+def run_line(r: Run) -> str:
+    """One run as `main.py runs` lists it."""
+    i = r.info
+    cost = "n/a" if i.cost is None else f"${i.cost:.4f}"
+    title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
+    outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
+    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {i.status:<8} {f'{i.answered}/{i.tasks}':>9} "
+            f"{cost:>9}  {title}  →  {outputs}")
+
+
+def prune(args: argparse.Namespace) -> int:
+    """Remove old runs' traces and workspaces."""
+    try:
+        age = parse_age(args.older_than)
+    except ValueError as exc:
+        raise ConfigError(f"--older-than: {exc}", "older_than") from exc
+    pruned = _store(args.runs_dir).prune(age)
+    print(f"pruned the traces and workspaces of {len(pruned)} run(s) older than {args.older_than}")
+    return 0
+
+
+def report(argv: list[str]) -> int:
+    """`main.py report RUN`: RUN is a run id (or its start), a run directory, or a results.jsonl as before."""
+    if not argv or argv[0].startswith("-") or Path(argv[0]).is_file():
+        return report_main(argv)
+    ref, rest = argv[0], argv[1:]
+    runs_dir = None
+    if "--runs-dir" in rest:  # `report RUN --runs-dir DIR`: the store to look in
+        at = rest.index("--runs-dir")
+        runs_dir, rest = Path(rest[at + 1]), rest[:at] + rest[at + 2:]
+    run = _store(runs_dir).open(ref)
+    records = run.records if run.records.is_file() else next(
+        (Path(o) for o in run.info.outputs if o.endswith(".jsonl") and Path(o).is_file()), run.records)
+    if not records.is_file():
+        print(f"error: run {run.id} has no records ({run.records} is missing)", file=sys.stderr)
+        return 2
+    extra = ["--trace-dir", str(run.trace_dir)] if run.trace_dir else []
+    return report_main([str(records), *rest, *extra])

@@ -1,0 +1,257 @@
+"""The run store: one directory per run (batch, ask, chat, ui) under the runs directory, with its run.json.
+
+A run's directory holds everything it wrote that a later run must not overwrite::
+
+    runs/20261125-181500-a1b2c3/
+        run.json        the index entry (RunInfo): id, kind, when, title, tasks, answered, cost, outputs
+        settings.json   the run's settings, secrets left out (public_settings)
+        results.jsonl   its task records (a batch also writes its -o report; a copy of the records lands here)
+        traces/         one JSONL trace per task (turn-1.jsonl ... for ask and chat)
+        workspace/      one workspace per task (ask and chat share one across turns)
+
+Use::
+
+    store = RunStore.from_settings(settings)           # AGENT_RUNS_DIR, default runs/ in the current directory
+    run = store.create("chat", "first question", settings)
+    settings = run.apply(settings)                      # trace_dir and workspace now inside the run
+    ...
+    run.finish(tasks=2, answered=2, cost=0.01)          # updates run.json; prunes older runs' workspaces
+    store.list_runs()                                   # newest first
+    store.open("20261125-1815")                         # an id, a unique id prefix or a run directory
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from config import Settings
+from core.errors import ConfigError
+
+RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
+KINDS = ("batch", "ask", "chat", "ui")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@dataclass
+class RunInfo:
+    """A run's index entry, as run.json holds it and `main.py runs` lists it."""
+
+    id: str
+    kind: str  # batch | ask | chat | ui
+    started: str  # ISO 8601, UTC
+    title: str = ""  # the task file, or the first question
+    finished: str | None = None
+    status: str = "running"  # running | finished | stopped | failed (a process that died stays "running")
+    tasks: int = 0
+    answered: int = 0
+    cost: float | None = 0.0  # USD; None when a model's price is unknown
+    model: str | None = None
+    outputs: list[str] = field(default_factory=list)  # report paths written outside the run directory
+    trace_dir: str | None = None  # absolute; None: the run wrote no traces
+    workspace: str | None = None  # absolute
+    workspace_pruned: bool = False
+    traces_pruned: bool = False
+    pid: int = 0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunInfo:
+        """An entry from run.json (unknown keys are ignored, so older and newer versions read each other)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+class Run:
+    """One run's directory and its index entry; `apply` points a run's settings into it."""
+
+    def __init__(self, store: RunStore, directory: Path, info: RunInfo) -> None:
+        self.store, self.dir, self.info = store, directory, info
+
+    @property
+    def id(self) -> str:
+        """The run's id (its directory's name)."""
+        return self.info.id
+
+    @property
+    def records(self) -> Path:
+        """The run's results.jsonl."""
+        return self.dir / RECORDS_FILE
+
+    @property
+    def trace_dir(self) -> Path | None:
+        """Where the run's traces are (None: it wrote none)."""
+        return Path(self.info.trace_dir) if self.info.trace_dir else None
+
+    @property
+    def workspace(self) -> Path:
+        """The folder holding the run's task workspaces."""
+        return Path(self.info.workspace) if self.info.workspace else self.dir / "workspace"
+
+    @property
+    def started(self) -> datetime:
+        """When the run started (UTC)."""
+        return datetime.fromisoformat(self.info.started)
+
+    def apply(self, settings: Settings) -> Settings:
+        """The settings with trace_dir and workspace inside this run: its own traces/ and workspace/, or
+        <--trace-dir>/<run id> and <--workspace>/<run id> when those were given; traces=False: no traces."""
+        return replace(settings, trace_dir=self.trace_dir, workspace=self.workspace)
+
+    def save(self) -> None:
+        """Write run.json (atomically: a reader never sees half of it)."""
+        _write_json(self.dir / RUN_FILE, asdict(self.info))
+
+    def finish(self, *, tasks: int, answered: int, cost: float | None, status: str = "finished",
+               outputs: list[str] | None = None) -> None:
+        """Record how the run ended, then prune the workspaces of runs beyond the store's retention."""
+        self.info.tasks, self.info.answered, self.info.cost, self.info.status = tasks, answered, cost, status
+        if outputs is not None:
+            self.info.outputs = outputs
+        self.info.finished = _now().isoformat(timespec="seconds")
+        self.save()
+        self.store.prune_workspaces()
+
+    def prune(self, *, traces: bool) -> bool:
+        """Remove this run's workspace (and its traces when asked); True when anything was removed."""
+        removed = False
+        if not self.info.workspace_pruned and self.info.status != "running":
+            removed |= _remove_tree(self.workspace)
+            self.info.workspace_pruned = True
+        if traces and not self.info.traces_pruned and self.trace_dir is not None and self.info.status != "running":
+            removed |= _remove_tree(self.trace_dir)
+            self.info.traces_pruned = True
+        self.save()
+        return removed
+
+
+class RunStore:
+    """The runs directory: create, list, open and prune runs. Nothing is created until a run is."""
+
+    def __init__(self, root: Path, keep_workspaces: int = 20) -> None:
+        self.root, self.keep_workspaces = Path(root), keep_workspaces
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RunStore:
+        """The store of AGENT_RUNS_DIR / --runs-dir, keeping AGENT_KEEP_WORKSPACES runs' workspaces."""
+        return cls(settings.runs_dir, settings.keep_workspaces)
+
+    def create(self, kind: str, title: str, settings: Settings) -> Run:
+        """A new run directory with its run.json and settings.json; the id is its UTC start and 6 random hex."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown run kind {kind!r}")
+        started = _now()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            while True:
+                run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+                with contextlib.suppress(FileExistsError):
+                    (self.root / run_id).mkdir()
+                    break
+        except OSError as exc:
+            raise ConfigError(f"cannot create a run directory in {self.root} ({exc.strerror}); set "
+                              "AGENT_RUNS_DIR or --runs-dir to a writable folder", "runs_dir") from exc
+        directory = (self.root / run_id).resolve()
+        trace_dir = None if not settings.traces else (
+            settings.trace_dir / run_id if settings.trace_dir else directory / "traces")
+        workspace = settings.workspace / run_id if settings.workspace else directory / "workspace"
+        info = RunInfo(run_id, kind, started.isoformat(timespec="microseconds"), title=title[:300],
+                       model=settings.model, trace_dir=str(trace_dir.resolve()) if trace_dir else None,
+                       workspace=str(workspace.resolve()), pid=os.getpid())
+        run = Run(self, directory, info)
+        run.save()
+        _write_json(directory / SETTINGS_FILE, public_settings(settings))
+        return run
+
+    def runs(self) -> Iterator[Run]:
+        """Every readable run in the store, in no particular order (unreadable run.json files are skipped)."""
+        if not self.root.is_dir():
+            return
+        for entry in self.root.iterdir():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                data = json.loads((entry / RUN_FILE).read_text(encoding="utf-8"))
+                yield Run(self, entry.resolve(), RunInfo.from_json(data))
+
+    def list_runs(self) -> list[Run]:
+        """Every run, newest first."""
+        return sorted(self.runs(), key=lambda r: (r.info.started, r.id), reverse=True)
+
+    def open(self, ref: str | Path) -> Run:
+        """A run by id, unique id prefix or directory; ConfigError naming what was tried when none matches."""
+        path = Path(ref)
+        if (path / RUN_FILE).is_file():
+            data = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
+            return Run(self, path.resolve(), RunInfo.from_json(data))
+        matches = [r for r in self.runs() if r.id == str(ref)] or [r for r in self.runs() if r.id.startswith(str(ref))]
+        if len(matches) == 1:
+            return matches[0]
+        what = "matches several runs" if matches else f"is not a run in {self.root}"
+        raise ConfigError(f"{ref} {what}; `main.py runs` lists them", "runs_dir")
+
+    def prune(self, older_than: timedelta, now: datetime | None = None) -> list[Run]:
+        """Remove the traces and workspaces of finished runs started more than `older_than` ago."""
+        cutoff = (now or _now()) - older_than
+        return [r for r in self.runs() if r.started < cutoff and r.prune(traces=True)]
+
+    def prune_workspaces(self) -> list[Run]:
+        """Remove the workspaces of finished runs beyond the newest keep_workspaces ones."""
+        done = [r for r in self.list_runs() if r.info.status != "running"]
+        return [r for r in done[self.keep_workspaces:] if not r.info.workspace_pruned and r.prune(traces=False)]
+
+
+def public_settings(settings: Settings) -> dict[str, Any]:
+    """The settings as settings.json keeps them: no API keys, no credentials in URLs, MCP servers by name only."""
+    out: dict[str, Any] = {}
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if f.name.endswith("api_key"):
+            continue
+        if f.name.endswith("base_url") and isinstance(value, str):
+            value = _strip_credentials(value)
+        elif f.name == "mcp_servers":
+            value = [entry.split("=", 1)[0] for entry in value]
+        out[f.name] = str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def parse_age(text: str) -> timedelta:
+    """`30d`, `12h`, `2w`, `90m`, `45s` as a timedelta; ValueError otherwise."""
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not an age such as 30d, 12h, 2w, 90m or 45s")
+    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def _strip_credentials(url: str) -> str:
+    """A URL without user:password@ and without its query (where tokens are often passed)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _remove_tree(path: Path) -> bool:
+    if not path.exists():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
