@@ -26,6 +26,7 @@ from sources.ledger import SourceLedger
 from sources.verify import verify_citations
 from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, call_reads, error_output
 from tools.call_deadline import call_deadline, run_tool
+from tools.notes import Notes, NotesTool
 
 ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
     "answered", "answered_unformatted", "max_steps", "time_limit", "error")
@@ -108,6 +109,7 @@ class AgentResult:
     error: str | None = None
     ledger: SourceLedger = field(default_factory=SourceLedger)  # every source, numbered, with its text
     citations: list[Citation] = field(default_factory=list)  # the answer's [n] claims and URLs, checked
+    notes: list[str] = field(default_factory=list)  # what the model kept with the notes tool, at the end
 
     @property
     def sourced(self) -> bool:
@@ -162,8 +164,9 @@ class ReActAgent:
             run.result.status, run.result.error = TIME_LIMIT, f"time limit{limit} reached: {exc}"
         run.check_answer()
         run.result.elapsed = self.clock() - run.started
+        run.result.notes = list(run.notes.items)
         self._emit(Event("final", len(run.result.steps), {"status": run.result.status,
-                                                          "answer": run.result.answer}))
+                                                          "answer": run.result.answer, "notes": run.result.notes}))
         return run.result
 
     def _emit(self, event: Event) -> None:
@@ -181,6 +184,11 @@ class _Run:
         self.memory = agent.memory_factory()
         self.memory.on_summary = self._count_summary
         self.memory.on_billed = self.result.usage.add  # a failed summary's billed reply counts too
+        # The notes tool's notes start empty for each task and stay verbatim in the prompt (prompt/memory.py).
+        found = next((t for t in agent.tools if isinstance(t, NotesTool)), None)
+        self.notes = found.notes if found is not None else Notes()
+        self.notes.clear()
+        self.memory.notes = self.notes
         self.system = render_system_prompt(agent.tools, agent.answer_style)
         self.tool_steps = self.format_errors = 0
         self.asked_for_format = False

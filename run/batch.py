@@ -183,4 +183,4 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
         level=task.level, workspace=str(workspace) if workspace else None,
         cached_tokens=u.cached_tokens, cache_write_tokens=u.cache_write_tokens,
         cached_calls=u.cached_calls, cached_cost=u.cached_cost, citations=[c.record() for c in result.citations],
-        sourced=result.sourced, tool_failures=result.tool_failures, **extra)
+        sourced=result.sourced, tool_failures=result.tool_failures, notes=list(result.notes), **extra)

@@ -1,4 +1,4 @@
-"""The six built-in tools, built for one task's workspace."""
+"""The built-in tools, built for one task's workspace."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from core.errors import ConfigError
 from tools.base import Tool
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
+from tools.notes import NotesTool
 from tools.media.look import LookTool
 from tools.media.transcribe import TranscribeTool
 from tools.python_exec import PythonTool
@@ -24,7 +25,7 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look and transcribe,
+    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look, transcribe and notes,
     sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
@@ -35,6 +36,7 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
         ListFilesTool(workspace),
         LookTool(workspace, settings),
         TranscribeTool(workspace, settings),
+        NotesTool(),
         *active_tools(workspace, settings),  # the run's MCP servers' tools, if any
     ]
 
