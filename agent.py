@@ -249,7 +249,9 @@ class _Run:
         self.record(step, self.result.ledger.observe(output.text, reads), started)  # `[n] Title — URL` on top
         self.agent._emit(Event("tool_call", step.number, {
             "tool": tool.name, "arguments": args, "observation": step.observation,
-            "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error}))
+            "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error,
+            "usage": [{"model": c.model, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                       "cost": c.cost, "cached": c.cached} for c in output.usage]}))
 
     def record(self, step: Step, observation: str, started: float) -> None:
         step.observation = self.memory.add(step.number, step.completion, observation)

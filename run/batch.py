@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import AgentResult, Event, ReActAgent
 from config import Settings
@@ -24,6 +25,9 @@ from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, t
 from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
+
+if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when a run exports traces
+    from telemetry.otel import TaskTrace, Tracing
 
 __all__ = ["Task", "TaskFileError", "load_tasks", "parse_text_tasks", "read_task_file", "task_key",
            "BatchRunner", "TraceWriter", "build_agent", "record_from_result"]
@@ -81,6 +85,7 @@ class BatchRunner:
     answer_style: str | None = None
     agent_factory: Callable[..., ReActAgent] = build_agent
     budget: RunBudget | None = None  # spend caps (providers/budget.py); None: no caps
+    tracing: Tracing | None = None  # OpenTelemetry export (telemetry/); None: no spans
     # Set by Ctrl-C / SIGTERM (run/stopping.py) or a fatal error: queued tasks are skipped, running ones end at
     # their next step boundary and are not recorded. on_record runs under write_lock.
     stop: threading.Event = field(default_factory=threading.Event)
@@ -107,8 +112,15 @@ class BatchRunner:
             return
         if self.budget is not None and not self.budget.may_start():  # the run's cost cap is reached
             return
-        llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
-            self.llm, self.summary_llm)
+        with self._traced(task) as traced:
+            record = self._run_task(task, traced)
+        if record is not None:
+            with self.write_lock:
+                self.on_record(record)
+
+    def _run_task(self, task: Task, traced: TaskTrace | None) -> TaskRecord | None:
+        """One task's agent run and record; None when the batch stopped it (not recorded)."""
+        llm, summary_llm = self._task_models(traced)
         workspace = (self.settings.workspace / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         stage_attachment(task, workspace)
@@ -117,6 +129,8 @@ class BatchRunner:
         def emit(event: Event) -> None:
             if trace is not None:
                 trace(event)
+            if traced is not None:
+                traced.on_event(event)
             if self.on_event is not None:
                 self.on_event(task, event)
 
@@ -126,7 +140,9 @@ class BatchRunner:
             with cancellation.scope(stop=self.stop):
                 result = agent.run(task_prompt(task))
         except cancellation.StopRequested:
-            return  # abandoned mid-task: not recorded, so --resume runs it again
+            if traced is not None:
+                traced.stopped()
+            return None  # abandoned mid-task: not recorded, so --resume runs it again
         except LLMFatalError:
             self.stop.set()
             raise
@@ -134,8 +150,27 @@ class BatchRunner:
             if trace is not None:
                 trace.close()
         record = record_from_result(task, result, workspace)
-        with self.write_lock:
-            self.on_record(record)
+        if traced is not None:
+            traced.finish(record)
+        return record
+
+    def _task_models(self, traced: TaskTrace | None) -> tuple[ChatModel, ChatModel | None]:
+        """The task's model and summary model: under the spend caps, and each call a span when tracing."""
+        llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
+            self.llm, self.summary_llm)
+        if traced is None:
+            return llm, summary_llm
+        summary_spec = self.settings.summary_model or self.model_spec
+        return traced.model(llm, self.model_spec), traced.model(summary_llm or llm, summary_spec, "summary")
+
+    @contextlib.contextmanager
+    def _traced(self, task: Task) -> Iterator[TaskTrace | None]:
+        """The task's span when the run exports traces; a stopped task's span says so."""
+        if self.tracing is None:
+            yield None
+            return
+        with self.tracing.task(task) as traced:
+            yield traced
 
 
 def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[None]]:

@@ -20,6 +20,7 @@ from run.preflight import check_run
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
 from tasks.taskfile import Task, load_tasks
+from telemetry.setup import start_tracing
 from tools.builtin import load_tool_factories
 from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
@@ -45,7 +46,14 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     tasks = load_tasks(args.tasks, args.attachments)
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
-    return run_batch(args, prepare(args, settings, tasks))
+    tracing = start_tracing(settings)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans of the run (telemetry/); else None
+    code: int | None = None
+    try:
+        code = run_batch(args, prepare(args, settings, tasks), tracing)
+        return code
+    finally:
+        if tracing is not None:
+            tracing.shutdown(code)  # every span sent before exit, also after Ctrl-C
 
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
@@ -66,7 +74,7 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
                     extras.summary_llm, model_specs(llm)[0], extras, answer_style)
 
 
-def run_batch(args: argparse.Namespace, p: Prepared) -> int:
+def run_batch(args: argparse.Namespace, p: Prepared, tracing: Any = None) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
@@ -74,6 +82,9 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
     with Stopper() as stopper, mcp_session(mcp_specs), web_session(p.settings), \
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
+        if tracing is not None:
+            tracing.start_run(p.spec, len(todo))
+            stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:
             for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
                 console.line(notice)
@@ -86,7 +97,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
 
             runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
                                  p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
-                                 budget=p.extras.budget)
+                                 budget=p.extras.budget, tracing=tracing)
             with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
                 runner.run(todo)
             p.extras.before_close(store.meta)

@@ -14,9 +14,9 @@ from core.errors import ConfigError
 from tools.base import Tool
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
-from tools.notes import NotesTool
 from tools.media.look import LookTool
 from tools.media.transcribe import TranscribeTool
+from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool

@@ -1,0 +1,195 @@
+"""OpenTelemetry export: a real run of main.py sends run -> task -> step -> model/tool spans to a loopback
+OTLP/HTTP receiver (decoded with opentelemetry-proto), imports nothing of it when unset, and flushes on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from config import Settings
+from core.chat import Completion
+from core.errors import ConfigError
+from telemetry.attributes import Redactor, secret_values, usage_attributes
+from telemetry.setup import start_tracing
+from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.otlp import OtlpReceiver, SpanView
+from tests.fakes.providers import openai_error, openai_reply
+
+pytest.importorskip("opentelemetry.sdk", reason="pip install -r requirements-otel.txt")
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARD = 60.0  # a hung run fails the test instead of hanging it; no assertion depends on speed
+
+
+def task_of(req: Request) -> str:
+    found = re.search(r"(alpha|bravo|charlie|slow \d)", json.dumps(req.json()))
+    return found.group(1) if found else "?"
+
+
+def replies(req: Request) -> Response:
+    """alpha lists files then answers; bravo reads a missing file (a tool error) then answers; charlie's
+    model call fails."""
+    task, last = task_of(req), req.json()["messages"][-1]["content"]
+    if task == "charlie":
+        return openai_error(500, "the model is down")
+    if last.startswith("Observation:"):
+        return openai_reply(f"Thought: done\nFinal Answer: {task} answered", 120, 8, model="gpt-4.1-mini")
+    if task == "alpha":
+        return openai_reply("Thought: look\nAction: list_files\nAction Input: {}", 100, 7, model="gpt-4.1-mini")
+    return openai_reply('Thought: read\nAction: read_file\nAction Input: {"path": "missing.txt"}', 100, 7,
+                        model="gpt-4.1-mini")
+
+
+def run_env(model: LoopbackServer, otlp: str | None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith(("_API_KEY", "_BASE_URL")) and not k.startswith("OTEL_")}
+    env.update(OPENAI_API_KEY="sk-test-key-0000", OPENAI_BASE_URL=model.url + "/v1",
+               AGENT_ENV_FILE="/nonexistent.env", AGENT_MODEL="openai:gpt-4.1-mini", AGENT_MAX_RETRIES="0",
+               AGENT_SEARCH="0", **extra)
+    if otlp:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp
+    return env
+
+
+def run_main(tmp_path: Path, env: dict[str, str], tasks: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "tasks.txt").write_text(tasks)
+    return subprocess.run([sys.executable, *flags, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "-q"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=GUARD)
+
+
+def by_name(spans: list[SpanView], pattern: str) -> list[SpanView]:
+    return [s for s in spans if re.fullmatch(pattern, s.name)]
+
+
+def test_a_run_exports_run_task_step_model_and_tool_spans_with_genai_attributes(tmp_path: Path) -> None:
+    with LoopbackServer(replies) as model, OtlpReceiver() as otlp:
+        done = run_main(tmp_path, run_env(model, otlp.endpoint), "alpha task\n\nbravo task\n\ncharlie task\n")
+        spans = otlp.spans()
+    assert done.returncode == 1, done.stderr  # charlie failed: the run says so, and still sent its spans
+    [run] = by_name(spans, "run")
+    tasks = {s.attributes["research_agent.task.id"]: s for s in by_name(spans, r"task .*")}
+    assert len(tasks) == 3 and all(t.parent_id == run.span_id for t in tasks.values())
+    assert {s.trace_id for s in spans} == {run.trace_id}  # one trace per run
+    assert run.resource["service.name"] == "react-research-agent" and run.attributes["research_agent.exit_code"] == 1
+    steps = by_name(spans, r"step \d+")
+    assert steps and all(s.parent_id in {t.span_id for t in tasks.values()} for s in steps)
+    chats = by_name(spans, "chat gpt-4.1-mini")
+    ok = [c for c in chats if c.status != "ERROR"]
+    assert len(ok) == 4 and all(c.parent_id in {s.span_id for s in steps} for c in chats)
+    first = ok[0].attributes
+    assert (first["gen_ai.system"], first["gen_ai.request.model"], first["gen_ai.operation.name"]) == (
+        "openai", "gpt-4.1-mini", "chat")
+    assert {c.attributes["gen_ai.usage.input_tokens"] for c in ok} == {100, 120}
+    assert {c.attributes["gen_ai.usage.output_tokens"] for c in ok} == {7, 8}
+    assert all(c.attributes["research_agent.cost_usd"] > 0 for c in ok)  # gpt-4.1-mini has a price
+    [listed] = by_name(spans, "execute_tool list_files")
+    [missing] = by_name(spans, "execute_tool read_file")
+    assert listed.attributes["research_agent.tool.outcome"] == "ok" and listed.status != "ERROR"
+    assert missing.attributes["research_agent.tool.outcome"] == "error" and missing.status == "ERROR"
+    assert "missing.txt" in missing.message  # the tool's error line is the span's status
+    # The failed model call and its task are errors; the answered tasks carry their totals.
+    [failed] = [c for c in chats if c.status == "ERROR"]
+    assert failed.attributes["error.type"] and "model is down" in failed.message
+    assert [t.attributes["research_agent.task.index"] for t in tasks.values() if t.status == "ERROR"] == [3]
+    answered = [t for t in tasks.values() if t.attributes["research_agent.task.status"] == "answered"]
+    assert len(answered) == 2 and all(t.attributes["gen_ai.usage.input_tokens"] == 220 for t in answered)
+
+
+def test_nothing_of_opentelemetry_is_imported_when_no_endpoint_is_set(tmp_path: Path) -> None:
+    with LoopbackServer(replies) as model:
+        done = run_main(tmp_path, run_env(model, None), "alpha task\n", "-X", "importtime")
+    assert done.returncode == 0, done.stderr
+    imported = [line for line in done.stderr.splitlines() if "import time:" in line]
+    assert len(imported) > 100  # -X importtime did list the imports ...
+    assert [line for line in imported if "opentelemetry" in line] == []  # ... and none of OpenTelemetry
+
+
+def test_start_tracing_is_none_without_an_endpoint_and_names_the_install_when_packages_are_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert start_tracing(Settings()) is None
+    assert start_tracing(Settings(otel_endpoint="http://127.0.0.1:1", otel_disabled=True)) is None
+    monkeypatch.setitem(sys.modules, "telemetry.otel", None)  # as if the SDK were not installed
+    with pytest.raises(ConfigError, match="pip install -r requirements-otel.txt"):
+        start_tracing(Settings(otel_endpoint="http://127.0.0.1:1"))
+
+
+def test_a_bad_protocol_is_a_one_line_error_before_the_run(tmp_path: Path) -> None:
+    with LoopbackServer(replies) as model:
+        done = run_main(tmp_path, run_env(model, "http://127.0.0.1:1", OTEL_EXPORTER_OTLP_PROTOCOL="http/json"),
+                        "alpha task\n")
+    assert done.returncode == 2 and "must be http/protobuf or grpc" in done.stderr and not model.requests
+
+
+def test_traces_endpoint_is_used_as_is_and_headers_are_sent(tmp_path: Path) -> None:
+    with LoopbackServer(replies) as model, OtlpReceiver() as otlp:
+        env = run_env(model, None, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=otlp.endpoint + "/v1/traces",
+                      OTEL_EXPORTER_OTLP_HEADERS="x-langfuse-ingestion-version=4,Authorization=Basic%20cGs6c2s=",
+                      OTEL_SERVICE_NAME="my-agent")
+        done = run_main(tmp_path, env, "alpha task\n")
+        spans, headers = otlp.spans(), [r.headers for r in otlp.requests]
+    assert done.returncode == 0, done.stderr
+    assert spans and {s.resource["service.name"] for s in spans} == {"my-agent"}
+    assert all(h.get("authorization") == "Basic cGs6c2s=" and h.get("x-langfuse-ingestion-version") == "4"
+               for h in headers)
+    assert all(h.get("content-type") == "application/x-protobuf" for h in headers)  # OTLP HTTP/protobuf
+
+
+def slow_steps(req: Request) -> Response:
+    import dataclasses
+
+    return dataclasses.replace(openai_reply("Thought: look\nAction: list_files\nAction Input: {}"), delay=0.2)
+
+
+def wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
+    end = time.monotonic() + GUARD
+    while not condition():
+        assert proc.poll() is None, f"main.py exited early: {proc.returncode}"
+        assert time.monotonic() < end, "the run never reached the expected state"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_flushes_the_spans_of_the_stopped_tasks_before_exit(tmp_path: Path) -> None:
+    (tmp_path / "tasks.txt").write_text("slow 1\n\nslow 2\n")
+    with LoopbackServer(slow_steps) as model, OtlpReceiver() as otlp:
+        argv = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "-q", "--max-steps", "200"]
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=run_env(model, otlp.endpoint), text=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        wait_for(lambda: len(model.requests) >= 4, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=GUARD)
+        spans = otlp.spans()
+        calls = len(model.requests)
+    assert proc.returncode == 130, err
+    [run] = by_name(spans, "run")
+    [task] = by_name(spans, "task .*")  # the first task was running; the second never started
+    assert task.attributes["research_agent.task.status"] == "stopped" and run.attributes[
+        "research_agent.exit_code"] == 130
+    assert len(by_name(spans, "chat .*")) == calls  # every model call made before Ctrl-C was sent
+    assert by_name(spans, "execute_tool list_files")
+
+
+def test_redactor_removes_secrets_and_cuts_urls_to_their_origin() -> None:
+    settings = Settings(openai_api_key="sk-live-abcdefgh12345", otel_headers="Authorization=Bearer phx-0123456789",
+                        ollama_base_url="http://user:hunter2-password@127.0.0.1:11434/v1")
+    redact = Redactor(secret_values(settings, {"AWS_SECRET_ACCESS_KEY": "aws-canary-987654321", "HOME": "/home/u"}))
+    text = redact("401 for key SK-LIVE-abcdefgh12345 at https://evil.example/x?k=aws-canary-987654321&t=phx-0123456789 "
+                  "hunter2-password")
+    assert "abcdefgh12345" not in text and "aws-canary" not in text and "phx-0123456789" not in text
+    assert "hunter2" not in text and "https://evil.example/…" in text and "/home/u" not in redact.secrets
+
+
+def test_usage_attributes_count_billed_retries_and_leave_unknown_cost_out() -> None:
+    billed = Completion("", prompt_tokens=5, completion_tokens=1, cost=0.5)
+    first = Completion("a", prompt_tokens=10, completion_tokens=2, cost=1.0, billed_before=(billed,))
+    assert usage_attributes([first]) == {"gen_ai.usage.input_tokens": 15, "gen_ai.usage.output_tokens": 3,
+                                         "research_agent.cost_usd": 1.5, "gen_ai.usage.cost": 1.5}
+    assert "research_agent.cost_usd" not in usage_attributes([Completion("a", prompt_tokens=1, cost=None)])
