@@ -16,6 +16,7 @@ from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
 from tools.media.look import LookTool
 from tools.media.transcribe import TranscribeTool
+from tools.media.watch import WatchTool
 from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.web.scrape import ScrapeTool
@@ -25,8 +26,8 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look, transcribe and notes,
-    sharing one workspace."""
+    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look, transcribe,
+    watch and notes, sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
@@ -36,6 +37,7 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
         ListFilesTool(workspace),
         LookTool(workspace, settings),
         TranscribeTool(workspace, settings),
+        WatchTool(workspace, settings),
         NotesTool(),
         *active_tools(workspace, settings),  # the run's MCP servers' tools, if any
     ]
