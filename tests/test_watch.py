@@ -8,6 +8,7 @@ import io
 import json
 import math
 import re
+import socket
 import struct
 import wave
 from pathlib import Path
@@ -203,3 +204,25 @@ def test_watch_in_a_task_counts_its_model_call_in_the_task_usage(ws: Path) -> No
     assert result.answer == "red, then blue" and "Red, then blue." in result.steps[0].observation
     assert result.usage.prompt_tokens == 10 * 2 + 500 and "openai:gpt-4.1-mini" in result.usage.models
     assert json.dumps(result.steps[0].arguments) == '{"path": "clip.mp4", "question": "Colours?"}'
+
+
+def test_a_gemini_watch_is_recorded_and_replayed_from_the_cache_without_an_upload(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gemini_files, "POLL", 0.0)
+    make_video(ws / "clip.mp4")
+    api = GeminiFiles()
+    with LoopbackServer(api) as server:
+        api.url = server.url
+        settings = Settings(model="gemini:gemini-2.5-flash", gemini_api_key="g", gemini_base_url=server.url,
+                            cache_dir=tmp_path / "cache")
+        first = WatchTool(ws, settings).run(path="clip.mp4", question="Which colours?")
+    attempts: list[object] = []
+
+    def refuse(sock: socket.socket, address: object) -> None:
+        attempts.append(address)
+        raise ConnectionRefusedError("no connection during --replay")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    second = WatchTool(ws, settings.with_overrides(cache_replay=True)).run(path="clip.mp4", question="Which colours?")
+    assert second.text == first.text and attempts == []  # the cache knows the upload by its content
+    assert second.usage[0].cached and second.usage[0].cost == 0.0

@@ -10,6 +10,7 @@ spend caps hold.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -102,11 +103,15 @@ class WatchTool(Tool):
 
     def _gemini_file(self, spec: str, data: bytes, mime: str, name: str, seconds: float,
                      question: str) -> tuple[str, list[Completion]]:
-        ref, uploaded = upload_video(self.settings, data, mime, name, seconds)
+        if self.settings.cache_replay:  # --replay: the cache keys an upload by its content, so none is made
+            ref, uploaded = FileRef("", mime, hashlib.sha256(data).hexdigest(), seconds), ""
+        else:
+            ref, uploaded = upload_video(self.settings, data, mime, name, seconds)
         try:
             completion = self._ask(spec, [_message(question, "the video", files=[ref])])
         finally:
-            delete_file(self.settings, uploaded)
+            if uploaded:
+                delete_file(self.settings, uploaded)
         return completion.text.strip(), [completion]
 
     def _frames(self, spec: str, file: Path, name: str, seconds: float, audio: bool,
