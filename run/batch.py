@@ -155,13 +155,14 @@ class BatchRunner:
         return record
 
     def _task_models(self, traced: TaskTrace | None) -> tuple[ChatModel, ChatModel | None]:
-        """The task's model and summary model: under the spend caps, and each call a span when tracing."""
-        llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
-            self.llm, self.summary_llm)
-        if traced is None:
-            return llm, summary_llm
-        summary_spec = self.settings.summary_model or self.model_spec
-        return traced.model(llm, self.model_spec), traced.model(summary_llm or llm, summary_spec, "summary")
+        """The task's model and summary model: each call a span when tracing, under the spend caps (outermost,
+        so the agent's tools find the task's budget on its model)."""
+        llm, summary_llm = self.llm, self.summary_llm
+        if traced is not None:
+            summary_spec = self.settings.summary_model or self.model_spec
+            llm, summary_llm = (traced.model(llm, self.model_spec),
+                                traced.model(summary_llm or llm, summary_spec, "summary"))
+        return self.budget.task_models(llm, summary_llm) if self.budget else (llm, summary_llm)
 
     @contextlib.contextmanager
     def _traced(self, task: Task) -> Iterator[TaskTrace | None]:

@@ -163,9 +163,13 @@ def test_ctrl_c_flushes_the_spans_of_the_stopped_tasks_before_exit(tmp_path: Pat
         argv = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "-q", "--max-steps", "200"]
         proc = subprocess.Popen(argv, cwd=tmp_path, env=run_env(model, otlp.endpoint), text=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        wait_for(lambda: len(model.requests) >= 4, proc)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=GUARD)
+        try:
+            wait_for(lambda: len(model.requests) >= 4, proc)
+            os.killpg(proc.pid, signal.SIGINT)
+            _, err = proc.communicate(timeout=GUARD)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
         spans = otlp.spans()
         calls = len(model.requests)
     assert proc.returncode == 130, err
@@ -193,3 +197,63 @@ def test_usage_attributes_count_billed_retries_and_leave_unknown_cost_out() -> N
     assert usage_attributes([first]) == {"gen_ai.usage.input_tokens": 15, "gen_ai.usage.output_tokens": 3,
                                          "research_agent.cost_usd": 1.5, "gen_ai.usage.cost": 1.5}
     assert "research_agent.cost_usd" not in usage_attributes([Completion("a", prompt_tokens=1, cost=None)])
+
+
+def test_with_spend_caps_the_agent_still_sees_its_budgeted_model_and_each_call_is_a_span(tmp_path: Path) -> None:
+    """The tracer sits inside the caps: the agent's tools find the task's budget on its model (tool_budget)."""
+    from agent import ReActAgent
+    from providers.budget import BudgetedModel, RunBudget
+    from run.batch import BatchRunner, build_agent
+    from tasks.taskfile import Task
+    from tests.fakes.scripted import ScriptedLLM
+
+    seen: list[object] = []
+
+    def factory(*args: object) -> ReActAgent:
+        seen.append(args[1])
+        return build_agent(*args)  # type: ignore[arg-type]
+
+    with OtlpReceiver() as otlp:
+        settings = Settings(model="openai:gpt-4.1-mini", max_cost=1.0, otel_endpoint=otlp.endpoint,
+                            workspace=tmp_path / "ws", trace_dir=None)
+        tracing = start_tracing(settings)
+        assert tracing is not None
+        llm = ScriptedLLM(["Thought: ok\nFinal Answer: 4"], model="openai:gpt-4.1-mini")
+        records: list[object] = []
+        runner = BatchRunner(settings, llm, "openai:gpt-4.1-mini", records.append, agent_factory=factory,
+                             budget=RunBudget.from_settings(settings, llm), tracing=tracing)
+        tracing.start_run("openai:gpt-4.1-mini", 1)
+        runner.run([Task(index=1, text="2+2?", id="task-001")])
+        tracing.shutdown(0)
+        spans = otlp.spans()
+    assert len(records) == 1 and isinstance(seen[0], BudgetedModel)
+    assert [s.name for s in spans if s.name.startswith("chat ")] == ["chat gpt-4.1-mini"]
+
+
+def test_a_second_ctrl_c_still_sends_the_spans_that_finished(tmp_path: Path) -> None:
+    """Three model calls answer, the fourth hangs; Ctrl-C twice leaves at once, after sending the three."""
+    import dataclasses
+
+    def hanging(req: Request) -> Response:
+        reply = openai_reply("Thought: look\nAction: list_files\nAction Input: {}")
+        return reply if len(model.requests) <= 3 else dataclasses.replace(reply, delay=GUARD)
+
+    (tmp_path / "tasks.txt").write_text("slow 1\n")
+    stderr = tmp_path / "stderr.txt"
+    with LoopbackServer(hanging) as model, OtlpReceiver() as otlp, stderr.open("w") as log:
+        argv = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "--max-steps", "200"]
+        proc = subprocess.Popen(argv, cwd=tmp_path, env=run_env(model, otlp.endpoint), text=True,
+                                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        try:
+            wait_for(lambda: len(model.requests) >= 4, proc)
+            os.killpg(proc.pid, signal.SIGINT)
+            wait_for(lambda: "stopping" in stderr.read_text(), proc)  # the first one was handled
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(timeout=GUARD)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        spans = otlp.spans()
+    err = stderr.read_text()
+    assert proc.returncode == 130 and "stopped at once" in err, err
+    assert len(by_name(spans, "chat .*")) == 3 and len(by_name(spans, "execute_tool list_files")) == 3
