@@ -226,3 +226,13 @@ def test_a_gemini_watch_is_recorded_and_replayed_from_the_cache_without_an_uploa
     second = WatchTool(ws, settings.with_overrides(cache_replay=True)).run(path="clip.mp4", question="Which colours?")
     assert second.text == first.text and attempts == []  # the cache knows the upload by its content
     assert second.usage[0].cached and second.usage[0].cost == 0.0
+
+
+def test_check_setup_says_how_videos_are_watched() -> None:
+    from tools.capabilities import video
+
+    gemini = video(Settings(model="gemini:gemini-2.5-flash", gemini_api_key="g"))
+    assert gemini.ok and "whole videos and YouTube URLs (Gemini)" in gemini.detail
+    frames = video(Settings(model="openai:gpt-4.1-mini", openai_api_key="k"))
+    assert frames.ok and "sampled frames" in frames.detail and "imageio-ffmpeg" in frames.detail
+    assert not video(Settings(model="ollama:llama3.1")).ok
