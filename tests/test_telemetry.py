@@ -257,3 +257,38 @@ def test_a_second_ctrl_c_still_sends_the_spans_that_finished(tmp_path: Path) -> 
     err = stderr.read_text()
     assert proc.returncode == 130 and "stopped at once" in err, err
     assert len(by_name(spans, "chat .*")) == 3 and len(by_name(spans, "execute_tool list_files")) == 3
+
+
+def test_grpc_is_used_when_asked(tmp_path: Path) -> None:
+    """OTEL_EXPORTER_OTLP_PROTOCOL=grpc: the spans reach a loopback gRPC TraceService instead."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.grpc",
+                        reason="pip install opentelemetry-exporter-otlp-proto-grpc")
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    received: list[trace_service_pb2.ExportTraceServiceRequest] = []
+    metadata: list[dict[str, str]] = []
+
+    class Collector(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
+        def Export(self, request: object, context: object) -> object:  # noqa: N802 - the gRPC method name
+            received.append(request)  # type: ignore[arg-type]
+            metadata.append(dict(context.invocation_metadata()))  # type: ignore[attr-defined]
+            return trace_service_pb2.ExportTraceServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Collector(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with LoopbackServer(replies) as model:
+            env = run_env(model, f"http://127.0.0.1:{port}", OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+                          OTEL_EXPORTER_OTLP_HEADERS="x-team=research")
+            done = run_main(tmp_path, env, "alpha task\n")
+    finally:
+        server.stop(None)
+    assert done.returncode == 0, done.stderr
+    names = [s.name for r in received for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
+    assert {"run", "step 1", "chat gpt-4.1-mini", "execute_tool list_files"} <= set(names)
+    assert all(m.get("x-team") == "research" for m in metadata)
