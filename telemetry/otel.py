@@ -7,6 +7,7 @@ The tracer provider is the run's own, not the global one, so nothing else in the
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -43,6 +44,8 @@ class Tracing:
     """The run's tracer: one root span for the run, a TaskTrace per task; shutdown() flushes every span."""
 
     def __init__(self, exporter: SpanExporter, redact: Redactor, service_name: str | None = None) -> None:
+        # The exporter logs each retry against an unreachable collector; its final failure (an error) is enough.
+        logging.getLogger("opentelemetry.exporter").setLevel(logging.ERROR)
         resource = Resource.create({"service.name": service_name or AGENT_NAME,
                                     "service.version": project_version()})
         self.provider = TracerProvider(resource=resource)
