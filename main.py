@@ -119,6 +119,8 @@ def _tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--search-backends", metavar="LIST", help="comma list: search engines to ask in this order, "
+                   "the next when one fails (serper, brave, tavily, searxng, duckduckgo)")
     p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")
     p.add_argument("--ignore-robots", action="store_true", default=None,
                    help="fetch pages even where a site's robots.txt disallows them (obeyed by default)")
@@ -160,6 +162,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "verify_claims": args.verify_claims, "search": args.search,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
+        "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),
     }
     settings = load_settings(cli)
     if args.no_trace:
