@@ -292,3 +292,18 @@ def test_grpc_is_used_when_asked(tmp_path: Path) -> None:
     names = [s.name for r in received for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans]
     assert {"run", "step 1", "chat gpt-4.1-mini", "execute_tool list_files"} <= set(names)
     assert all(m.get("x-team") == "research" for m in metadata)
+
+
+def test_check_setup_says_where_spans_go_and_fails_when_the_packages_are_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import check_setup
+
+    assert "export off" in check_setup.check_traces(Settings()).detail
+    on = Settings(otel_endpoint="https://cloud.langfuse.com/api/public/otel",
+                  otel_headers="Authorization=Basic%20sekrit")
+    found = check_setup.check_traces(on)
+    assert found.mark == check_setup.OK and "cloud.langfuse.com/api/public/otel (http/protobuf)" in found.detail
+    assert "sekrit" not in found.detail
+    monkeypatch.setattr(check_setup, "installed", lambda module: False)
+    missing = check_setup.check_traces(on)
+    assert missing.mark == check_setup.FAIL and missing.fix == "pip install -r requirements-otel.txt"
