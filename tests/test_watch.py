@@ -236,3 +236,22 @@ def test_check_setup_says_how_videos_are_watched() -> None:
     frames = video(Settings(model="openai:gpt-4.1-mini", openai_api_key="k"))
     assert frames.ok and "sampled frames" in frames.detail and "imageio-ffmpeg" in frames.detail
     assert not video(Settings(model="ollama:llama3.1")).ok
+
+
+def test_a_video_url_is_downloaded_with_scrapes_rules_and_named_as_the_source(ws: Path, tmp_path: Path) -> None:
+    video = make_video(tmp_path / "clip.mp4", seconds=2)
+
+    def handle(req: Request) -> Response:
+        if req.path == "/media/clip.mp4":
+            return Response(200, video, content_type="video/mp4")
+        return openai_reply("Red, then blue.", model="gpt-4.1-mini")
+
+    with LoopbackServer(handle) as server:
+        settings = Settings(model="openai:gpt-4.1-mini", openai_api_key="k", openai_base_url=server.url + "/v1",
+                            scrape_allow_private=True, ignore_robots=True)
+        out = WatchTool(ws, settings).run(path=f"{server.url}/media/clip.mp4", question="Colours?")
+        small = settings.with_overrides(scrape_max_bytes=len(video) // 2)
+        with pytest.raises(ToolError, match="larger than SCRAPE_MAX_BYTES"):
+            WatchTool(ws, small).run(path=f"{server.url}/media/clip.mp4", question="Colours?")
+    assert out.sources == [f"{server.url}/media/clip.mp4"] and out.text.startswith(
+        "openai:gpt-4.1-mini watched clip.mp4, 2 s:")
