@@ -256,7 +256,7 @@ class _Run:
             "tool": tool.name, "arguments": args, "observation": step.observation,
             "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error,
             "usage": [{"model": c.model, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
-                       "cost": c.cost, "cached": c.cached} for c in output.usage]}))
+                       "cost": c.cost, "cached": c.cached, "latency": c.latency} for c in output.usage]}))
 
     def record(self, step: Step, observation: str, started: float) -> None:
         step.observation = self.memory.add(step.number, step.completion, observation)

@@ -146,25 +146,38 @@ class TaskTrace:
                                       f"{PROJECT}.tool.outcome": outcome, f"{PROJECT}.step": event.step,
                                       f"{PROJECT}.tool.observation_chars": int(chars)}
         usage = [Completion("", **c) for c in data.get("usage") or []]
-        if usage:  # the tool's own model calls (look, transcribe, watch)
-            attributes.update(usage_attributes(usage))
+        if usage:  # the tool's own model calls (look, transcribe, watch): each a chat span under the tool's
             attributes[f"{PROJECT}.tool.model_calls"] = len(usage)
         span = self.tracing.tracer.start_span(f"execute_tool {name}", context=self.parent(), start_time=start,
                                               attributes=attributes)
+        self._tool_model_spans(span, usage, start)
         if outcome != "ok":
             first = str(data.get("observation") or "").strip().splitlines()
             span.set_status(Status(StatusCode.ERROR, self.tracing.redact(first[0] if first else outcome)))
         span.end(end_time=now)
 
+    def _tool_model_spans(self, tool: Span, usage: list[Completion], start: int) -> None:
+        """A tool's model calls as chat spans inside its span, one after another by their latencies."""
+        cursor = start
+        for completion in usage:
+            attributes = {**request_attributes(completion.model, "tool"), **completion_attributes(completion)}
+            span = self.tracing.tracer.start_span(f"chat {attributes['gen_ai.request.model']}", start_time=cursor,
+                                                  context=trace.set_span_in_context(tool), kind=SpanKind.CLIENT,
+                                                  attributes=attributes)
+            cursor += int(completion.latency * 1e9)
+            span.end(end_time=cursor)
+
     def finish(self, record: TaskRecord) -> None:
         """The task's outcome on its span: status, tokens, cost, steps; an unanswered task is an error."""
+        # The task's totals in the project's names: gen_ai.usage.* on it would count its calls twice in a backend
+        # that sums usage over a trace (Langfuse does); the chat spans carry those.
         attributes: dict[str, Any] = {f"{PROJECT}.task.status": record.status, f"{PROJECT}.steps": record.steps,
-                                      "gen_ai.usage.input_tokens": record.prompt_tokens,
-                                      "gen_ai.usage.output_tokens": record.completion_tokens,
+                                      f"{PROJECT}.usage.input_tokens": record.prompt_tokens,
+                                      f"{PROJECT}.usage.output_tokens": record.completion_tokens,
                                       f"{PROJECT}.llm_calls": record.llm_calls,
                                       f"{PROJECT}.sourced": bool(record.sourced)}
         if record.cost is not None:
-            attributes[f"{PROJECT}.cost_usd"] = attributes["gen_ai.usage.cost"] = float(record.cost)
+            attributes[f"{PROJECT}.usage.cost_usd"] = float(record.cost)
         if record.correct is not None:
             attributes[f"{PROJECT}.correct"] = record.correct
         self.span.set_attributes(attributes)

@@ -23,6 +23,7 @@ from telemetry.setup import start_tracing
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.otlp import OtlpReceiver, SpanView
 from tests.fakes.providers import openai_error, openai_reply
+from tools.base import ToolOutput
 
 pytest.importorskip("opentelemetry.sdk", reason="pip install -r requirements-otel.txt")
 
@@ -101,7 +102,8 @@ def test_a_run_exports_run_task_step_model_and_tool_spans_with_genai_attributes(
     assert failed.attributes["error.type"] and "model is down" in failed.message
     assert [t.attributes["research_agent.task.index"] for t in tasks.values() if t.status == "ERROR"] == [3]
     answered = [t for t in tasks.values() if t.attributes["research_agent.task.status"] == "answered"]
-    assert len(answered) == 2 and all(t.attributes["gen_ai.usage.input_tokens"] == 220 for t in answered)
+    assert len(answered) == 2 and all(t.attributes["research_agent.usage.input_tokens"] == 220 for t in answered)
+    assert all("gen_ai.usage.input_tokens" not in t.attributes for t in tasks.values())  # no double count
 
 
 def test_nothing_of_opentelemetry_is_imported_when_no_endpoint_is_set(tmp_path: Path) -> None:
@@ -307,3 +309,41 @@ def test_check_setup_says_where_spans_go_and_fails_when_the_packages_are_missing
     monkeypatch.setattr(check_setup, "installed", lambda module: False)
     missing = check_setup.check_traces(on)
     assert missing.mark == check_setup.FAIL and missing.fix == "pip install -r requirements-otel.txt"
+
+
+def test_a_tools_own_model_calls_are_chat_spans_inside_the_tool_span(tmp_path: Path) -> None:
+    """look / transcribe / watch call models of their own: each is a chat span under its execute_tool span."""
+    from agent import ReActAgent
+    from run.batch import BatchRunner
+    from tasks.taskfile import Task
+    from tests.fakes.scripted import ScriptedLLM
+    from tools.base import tool
+
+    @tool
+    def look(path: str) -> ToolOutput:
+        """Look at an image."""
+        seen = Completion("A cat.", prompt_tokens=1600, completion_tokens=4, model="gemini:gemini-2.5-flash",
+                          cost=0.0005, latency=0.8)
+        return ToolOutput("gemini:gemini-2.5-flash looked: A cat.", usage=[seen])
+
+    def factory(settings: Settings, llm: object, workspace: Path, spec: str, on_event: object,
+                *rest: object) -> ReActAgent:
+        return ReActAgent(llm, [look], max_steps=3, on_event=on_event)  # type: ignore[arg-type]
+
+    with OtlpReceiver() as otlp:
+        settings = Settings(otel_endpoint=otlp.endpoint, workspace=tmp_path / "ws", trace_dir=None)
+        tracing = start_tracing(settings)
+        assert tracing is not None
+        llm = ScriptedLLM(['Thought: see\nAction: look\nAction Input: {"path": "a.png"}', "Final Answer: a cat"],
+                          model="openai:gpt-4.1-mini")
+        runner = BatchRunner(settings, llm, "openai:gpt-4.1-mini", lambda record: None, agent_factory=factory,
+                             tracing=tracing)
+        runner.run([Task(index=1, text="What is in a.png?", id="task-001")])
+        tracing.shutdown(0)
+        spans = otlp.spans()
+    [looked] = by_name(spans, "execute_tool look")
+    [vision] = by_name(spans, "chat gemini-2.5-flash")
+    assert vision.parent_id == looked.span_id and looked.attributes["research_agent.tool.model_calls"] == 1
+    assert (vision.attributes["gen_ai.system"], vision.attributes["gen_ai.usage.input_tokens"],
+            vision.attributes["research_agent.call.purpose"]) == ("gcp.gemini", 1600, "tool")
+    assert vision.attributes["research_agent.cost_usd"] == 0.0005
