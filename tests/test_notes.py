@@ -54,7 +54,7 @@ def test_notes_add_list_replace_delete_and_say_what_they_hold() -> None:
     assert "Replaced note 2." in out and f"1. {FACT}\n2. {PLAN}" in out
     assert f"2. {PLAN}" in str(notes.run())
     out = str(notes.run(delete=1))
-    assert FACT not in out and f"1. {PLAN}" in out and "(1 notes," in out
+    assert FACT not in out and f"1. {PLAN}" in out and "(1 note, " in out
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -125,5 +125,6 @@ class NotesTool(Tool):
             done = f"Deleted note {kwargs['delete']}; later notes moved up by one."
         else:
             done = "Your notes:"
-        used = f"({len(self.notes.items)} notes, {self.notes.chars():,} of {MAX_TOTAL_CHARS:,} characters)"
+        n = len(self.notes.items)
+        used = f"({n} note{'' if n == 1 else 's'}, {self.notes.chars():,} of {MAX_TOTAL_CHARS:,} characters)"
         return f"{done} {used}\n{self.notes.listing()}"
