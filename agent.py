@@ -26,6 +26,7 @@ from sources.ledger import SourceLedger
 from sources.verify import verify_citations
 from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, call_reads, error_output
 from tools.call_deadline import call_deadline, run_tool
+from tools.notes import Notes, NotesTool
 
 ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
     "answered", "answered_unformatted", "max_steps", "time_limit", "error")
@@ -109,6 +110,7 @@ class AgentResult:
     error: str | None = None
     ledger: SourceLedger = field(default_factory=SourceLedger)  # every source, numbered, with its text
     citations: list[Citation] = field(default_factory=list)  # the answer's [n] claims and URLs, checked
+    notes: list[str] = field(default_factory=list)  # what the model kept with the notes tool, at the end
 
     @property
     def sourced(self) -> bool:
@@ -166,8 +168,9 @@ class ReActAgent:
             run.result.status, run.result.error = TIME_LIMIT, f"time limit{limit} reached: {exc}"
         run.check_answer()
         run.result.elapsed = self.clock() - run.started
+        run.result.notes = list(run.notes.items)
         self._emit(Event("final", len(run.result.steps), {"status": run.result.status,
-                                                          "answer": run.result.answer}))
+                                                          "answer": run.result.answer, "notes": run.result.notes}))
         return run.result
 
     def _emit(self, event: Event) -> None:
@@ -185,6 +188,11 @@ class _Run:
         self.memory = agent.memory_factory()
         self.memory.on_summary = self._count_summary
         self.memory.on_billed = self.result.usage.add  # a failed summary's billed reply counts too
+        # The notes tool's notes start empty for each task and stay verbatim in the prompt (prompt/memory.py).
+        found = next((t for t in agent.tools if isinstance(t, NotesTool)), None)
+        self.notes = found.notes if found is not None else Notes()
+        self.notes.clear()
+        self.memory.notes = self.notes
         self.system = render_system_prompt(agent.tools, agent.answer_style)
         self.tool_steps = self.format_errors = 0
         self.asked_for_format = False
@@ -246,7 +254,9 @@ class _Run:
         self.record(step, self.result.ledger.observe(output.text, reads), started)  # `[n] Title — URL` on top
         self.agent._emit(Event("tool_call", step.number, {
             "tool": tool.name, "arguments": args, "observation": step.observation,
-            "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error}))
+            "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error,
+            "usage": [{"model": c.model, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                       "cost": c.cost, "cached": c.cached, "latency": c.latency} for c in output.usage]}))
 
     def record(self, step: Step, observation: str, started: float) -> None:
         step.observation = self.memory.add(step.number, step.completion, observation)

@@ -21,7 +21,9 @@ from core.errors import ConfigError, EmptyCompletionError, LLMError
 from llm import build_llm
 from main import apply_base_url
 from run.dependencies import probe
-from tools.capabilities import attachment_capabilities
+from telemetry.setup import INSTALL_HINT as INSTALL_OTEL
+from telemetry.setup import tracing_enabled
+from tools.capabilities import attachment_capabilities, installed
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
@@ -260,6 +262,19 @@ def check_cache(settings: Any) -> Check:
     return Check("cache", OK, describe(settings.cache_dir))
 
 
+def check_traces(settings: Any) -> Check:
+    """OpenTelemetry export: off, or where spans go and whether the packages for it are installed."""
+    if not tracing_enabled(settings):
+        return Check("traces", OK, "OpenTelemetry export off (OTEL_EXPORTER_OTLP_ENDPOINT unset)")
+    where = f"{settings.otel_traces_endpoint or settings.otel_endpoint} ({settings.otel_protocol})"  # no headers
+    grpc = settings.otel_protocol == "grpc"
+    module = "opentelemetry.exporter.otlp.proto." + ("grpc" if grpc else "http")
+    if not (installed("opentelemetry.sdk") and installed(module)):
+        fix = "pip install opentelemetry-exporter-otlp-proto-grpc" if grpc else INSTALL_OTEL
+        return Check("traces", FAIL, f"spans to {where}, but the OpenTelemetry packages are missing", fix)
+    return Check("traces", OK, f"spans to {where}")
+
+
 def check_mcp(settings: Any) -> list[Check]:
     """Each configured MCP server: whether it started, and its tools."""
     return [Check(name, OK if ok else FAIL, detail, fix) for name, ok, detail, fix in server_reports(settings)]
@@ -278,7 +293,7 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
             ("python tool", lambda: check_python_tool(settings, Path(tmp))),
             ("sandbox", lambda: check_sandbox(settings, Path(tmp))),
             ("scrape tool", lambda: check_scrape(settings, Path(tmp))), ("browser", lambda: check_browser(settings)),
-            ("cache", lambda: check_cache(settings))]
+            ("cache", lambda: check_cache(settings)), ("traces", lambda: check_traces(settings))]
         for name, fn in guarded:
             try:
                 checks.append(fn())

@@ -171,6 +171,13 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("chromium", ("SCRAPE_CHROMIUM",), str),
     ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
     ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
+    # OpenTelemetry export (telemetry/): the standard OTEL_* names; the traces-only variable wins.
+    ("otel_traces_endpoint", ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",), str),
+    ("otel_endpoint", ("OTEL_EXPORTER_OTLP_ENDPOINT",), str),
+    ("otel_protocol", ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"), str),
+    ("otel_headers", ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"), str),
+    ("otel_service_name", ("OTEL_SERVICE_NAME",), str),
+    ("otel_disabled", ("OTEL_SDK_DISABLED",), parse_bool),
 ]
 
 
@@ -246,6 +253,12 @@ class Settings:
     chromium: str | None = None  # a Chromium executable (default: Playwright's own, else chromium on PATH)
     allow_domains: tuple[str, ...] = ()  # when set, only these domains (and their subdomains) may be reached
     block_domains: tuple[str, ...] = ()  # these domains (and their subdomains) may never be reached
+    otel_traces_endpoint: str | None = None  # OTLP traces URL, used as is
+    otel_endpoint: str | None = None  # OTLP base URL: /v1/traces is added for HTTP
+    otel_protocol: str = "http/protobuf"  # or grpc (pip install opentelemetry-exporter-otlp-proto-grpc)
+    otel_headers: str | None = None  # k=v,k2=v2 sent to the collector (an Authorization header): a secret
+    otel_service_name: str | None = None  # the service.name of the spans (default react-research-agent)
+    otel_disabled: bool = False  # OTEL_SDK_DISABLED=true: no export even with an endpoint
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -324,6 +337,8 @@ def _validate(s: Settings) -> None:
     _validate_caps(s)
     if s.sandbox not in {"auto", "landlock", "bwrap", "require", "none"}:
         raise ConfigError("AGENT_SANDBOX must be auto, landlock, bwrap, require or none", "sandbox")
+    if s.otel_protocol not in {"http/protobuf", "grpc"}:
+        raise ConfigError("OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or grpc", "otel_protocol")
     if s.verify_claims not in {"off", "model"}:
         raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
     if s.render not in {"auto", "off"}:

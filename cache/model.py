@@ -55,6 +55,8 @@ def _plain(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = dict(message)
     if "images" in out:
         out["images"] = [{"mime": i.mime, "sha256": hashlib.sha256(i.data).hexdigest()} for i in out["images"]]
+    if "files" in out:  # an upload by its content (each upload gets a new URI), a YouTube URL by itself
+        out["files"] = [{"mime": f.mime, "sha256": f.digest or f.uri, "seconds": f.seconds} for f in out["files"]]
     return out
 
 

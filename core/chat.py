@@ -8,12 +8,23 @@ from typing import Literal, NotRequired, Protocol, TypedDict
 from core.images import Image
 
 
+@dataclass(frozen=True)
+class FileRef:
+    """A file the provider reads by URI (a Gemini File API upload, a YouTube URL): only Gemini takes these."""
+
+    uri: str
+    mime: str = ""  # empty for a YouTube URL
+    digest: str = ""  # sha256 of an uploaded file: caches key on it, not on the URI each upload gets anew
+    seconds: float = 0.0  # the part of the video sent (from its start): bounds what the provider reads and bills
+
+
 class Message(TypedDict):
     """One chat message; adapters map these onto each provider's API."""
 
     role: Literal["system", "user", "assistant"]
     content: str
     images: NotRequired[list[Image]]  # user turns only: sent in each provider's native image form
+    files: NotRequired[list[FileRef]]  # user turns only, Gemini only: videos by URI (the watch tool)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, LLMFatalError
 from core.text import truncate_middle
 from llm import context_window
+from tools.notes import Notes
 from tools.safe_open import WorkspacePathError, replace_file
 
 MAX_DEFAULT_BUDGET = 128_000
@@ -139,6 +140,7 @@ class Memory:
         self.summary_errors: list[BaseException] = []  # why summaries failed (the run went on)
         self.model: str | None = None  # the task model's name, as its completions report it
         self.summary_model: str | None = None
+        self.notes: Notes | None = None  # the notes tool's notes: verbatim after the task once steps are folded
         # Set by the agent: called with each summarization completion so its usage is counted.
         self.on_summary: Callable[[Completion, list[Message]], None] | None = None
         # Set by the agent: called with each reply a failed summary call was billed for (empty, blocked).
@@ -192,6 +194,8 @@ class Memory:
             parts.append(f"Summary of {len(self.summarized)} earlier steps{where}:\n{self.summary}")
         if self.dropped:
             parts.append(self._drop_note())
+        if self.notes is not None and self.notes.items:
+            parts.append(self.notes.prompt_block())
         return "\n\n".join(parts)
 
     def _drop_note(self) -> str:
@@ -230,6 +234,8 @@ class Memory:
         """How many of the oldest steps to fold so the prompt gets under target (keeping `keep` steps)."""
         most = max(len(self.turns) - keep, 0)
         block = len(self._block()) + 200  # the drop note and headings may grow
+        if self.notes is not None and not (self.summary or self.dropped):  # the notes join the block on folding
+            block += len(self.notes.prompt_block())
         if self._can_summarize():
             block += max(self.estimator.chars_for(self.summary_tokens, self.model) - len(self.summary), 0)
         for count in range(1, most + 1):

@@ -20,6 +20,7 @@ PER_MESSAGE = 4
 WAIT_POLL = 0.5  # seconds between checks for Ctrl-C or the task's deadline while waiting for calls in flight
 
 IMAGE_TOKENS = 1_600  # the most one downscaled image (long edge 1568 px) costs at any provider
+VIDEO_TOKENS_PER_SECOND = 300  # Gemini: 258 a frame at 1 frame/s + 32 of audio, rounded up
 _LAST_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar("budget_last_call", default=False)
 # The running task's budget while one of its tools runs: the tool's own model calls are checked against it.
 _TOOL_BUDGET: contextvars.ContextVar[TaskBudget | None] = contextvars.ContextVar("budget_tool", default=None)
@@ -39,7 +40,9 @@ def estimate_prompt_tokens(messages: list[Message]) -> int:
     """A deliberately high offline estimate of a prompt's tokens."""
     chars = sum(len(m["content"]) for m in messages)
     images = sum(len(m.get("images") or ()) for m in messages)
-    return int(chars / CHARS_PER_TOKEN) + PER_MESSAGE * len(messages) + IMAGE_TOKENS * images + 3
+    video = sum(f.seconds for m in messages for f in m.get("files") or ())
+    return (int(chars / CHARS_PER_TOKEN) + PER_MESSAGE * len(messages) + IMAGE_TOKENS * images
+            + int(VIDEO_TOKENS_PER_SECOND * video) + 3)
 
 
 def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:

@@ -286,6 +286,8 @@ def merge_consecutive(messages: list[Message]) -> list[Message]:
             merged["content"] = f"{out[-1]['content']}\n\n{m['content']}"
             if m.get("images"):
                 merged["images"] = [*out[-1].get("images", []), *m["images"]]
+            if m.get("files"):
+                merged["files"] = [*out[-1].get("files", []), *m["files"]]
             out[-1] = merged
         else:
             out.append(m.copy())

@@ -33,10 +33,13 @@ def anthropic_with_images(wire: list[dict[str, Any]], turns: list[Message]) -> l
 
 
 def gemini_parts(message: Message, types: Any) -> list[Any]:
-    """generateContent parts: the text, then each image as inline_data (bytes; the SDK base64-encodes them)."""
+    """generateContent parts: the text, each image as inline_data (the SDK base64-encodes it), each file by URI."""
     parts = [types.Part(text=message["content"])]
     parts += [types.Part(inline_data=types.Blob(mime_type=image.mime, data=image.data))
               for image in message.get("images") or []]
+    parts += [types.Part(file_data=types.FileData(file_uri=f.uri, mime_type=f.mime or None),
+                         video_metadata=types.VideoMetadata(end_offset=f"{f.seconds:g}s") if f.seconds else None)
+              for f in message.get("files") or []]
     return parts
 
 

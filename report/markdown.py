@@ -53,6 +53,7 @@ class TaskRecord:
     tool_failures: list[dict[str, Any]] = field(default_factory=list)  # {step, tool, error} of each failed call
     attachment: str | None = None  # the name of the task's attached file (the report says whether it was read)
     trace: str | None = None  # this task's trace file, in its own run's trace directory (run/store.py)
+    notes: list[str] = field(default_factory=list)  # the notes the model kept with the notes tool (tools/notes.py)
 
     def __post_init__(self) -> None:
         # Records written before sources were numbered hold plain URLs (all of them read successfully).

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import AgentResult, Event, ReActAgent
 from config import Settings
@@ -24,6 +25,9 @@ from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, t
 from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
+
+if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when a run exports traces
+    from telemetry.otel import TaskTrace, Tracing
 
 __all__ = ["Task", "TaskFileError", "load_tasks", "parse_text_tasks", "read_task_file", "task_key",
            "BatchRunner", "TraceWriter", "build_agent", "record_from_result"]
@@ -82,6 +86,7 @@ class BatchRunner:
     agent_factory: Callable[..., ReActAgent] = build_agent
     budget: RunBudget | None = None  # spend caps (providers/budget.py); None: no caps
     on_fatal: Callable[[LLMFatalError], None] | None = None  # told at once, before running tasks wind down
+    tracing: Tracing | None = None  # OpenTelemetry export (telemetry/); None: no spans
     # Set by Ctrl-C / SIGTERM (run/stopping.py) or a fatal error: queued tasks are skipped, running ones end at
     # their next step boundary and are not recorded. on_record runs under write_lock.
     stop: threading.Event = field(default_factory=threading.Event)
@@ -108,36 +113,34 @@ class BatchRunner:
             return
         if self.budget is not None and not self.budget.may_start():  # the run's cost cap is reached
             return
-        record = self.run_task(task, self.settings.workspace / task.id if self.settings.workspace else None)
+        with self._traced(task) as traced:
+            record = self.run_task(task, self.settings.workspace / task.id if self.settings.workspace else None,
+                                   traced=traced)
         if record is not None:
             with self.write_lock:
                 self.on_record(record)
 
-    def run_task(self, task: Task, workspace: Path | None, prompt: str | None = None) -> TaskRecord | None:
+    def run_task(self, task: Task, workspace: Path | None, prompt: str | None = None,
+                 traced: TaskTrace | None = None) -> TaskRecord | None:
         """Run one task in `workspace` with its trace, spend caps and stop flag; None when stopped mid-task.
 
         `prompt` replaces the task's own text as the agent sees it (a conversation adds its earlier turns);
-        the trace is <trace_dir>/<task id>.jsonl and the record names it. LLMFatalError sets stop and propagates.
+        the trace is <trace_dir>/<task id>.jsonl and the record names it; `traced` is the task's span (telemetry/).
+        LLMFatalError sets stop and propagates.
         """
-        llm, summary_llm = self.budget.task_models(self.llm, self.summary_llm) if self.budget else (
-            self.llm, self.summary_llm)
+        llm, summary_llm = self._task_models(traced)
         workspace = (workspace or Path("workspace") / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         stage_attachment(task, workspace)
         trace = TraceWriter(self.settings.trace_dir / f"{task.id}.jsonl") if self.settings.trace_dir else None
-
-        def emit(event: Event) -> None:
-            if trace is not None:
-                trace(event)
-            if self.on_event is not None:
-                self.on_event(task, event)
-
         try:
-            agent = self.agent_factory(self.settings, llm, workspace, self.model_spec, emit,
-                                       self.answer_style, summary_llm)
+            agent = self.agent_factory(self.settings, llm, workspace, self.model_spec,
+                                       self._emitter(task, trace, traced), self.answer_style, summary_llm)
             with cancellation.scope(stop=self.stop):
                 result = agent.run(prompt if prompt is not None else task_prompt(task))
         except cancellation.StopRequested:
+            if traced is not None:
+                traced.stopped()
             return None  # abandoned mid-task: not recorded, so --resume runs it again
         except LLMFatalError as exc:
             first = not self.stop.is_set()
@@ -150,7 +153,39 @@ class BatchRunner:
                 trace.close()
         record = record_from_result(task, result, workspace)
         record.trace = str(trace.path.resolve()) if trace is not None else None  # report finds this run's own
+        if traced is not None:
+            traced.finish(record)
         return record
+
+    def _emitter(self, task: Task, trace: TraceWriter | None, traced: TaskTrace | None) -> Callable[[Event], None]:
+        """Where the agent's events go: the task's trace file, its span and the run's console."""
+        def emit(event: Event) -> None:
+            if trace is not None:
+                trace(event)
+            if traced is not None:
+                traced.on_event(event)
+            if self.on_event is not None:
+                self.on_event(task, event)
+        return emit
+
+    def _task_models(self, traced: TaskTrace | None) -> tuple[ChatModel, ChatModel | None]:
+        """The task's model and summary model: each call a span when tracing, under the spend caps (outermost,
+        so the agent's tools find the task's budget on its model)."""
+        llm, summary_llm = self.llm, self.summary_llm
+        if traced is not None:
+            summary_spec = self.settings.summary_model or self.model_spec
+            llm, summary_llm = (traced.model(llm, self.model_spec),
+                                traced.model(summary_llm or llm, summary_spec, "summary"))
+        return self.budget.task_models(llm, summary_llm) if self.budget else (llm, summary_llm)
+
+    @contextlib.contextmanager
+    def _traced(self, task: Task) -> Iterator[TaskTrace | None]:
+        """The task's span when the run exports traces; a stopped task's span says so."""
+        if self.tracing is None:
+            yield None
+            return
+        with self.tracing.task(task) as traced:
+            yield traced
 
 
 def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[None]]:
@@ -198,5 +233,5 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
         level=task.level, workspace=str(workspace) if workspace else None,
         cached_tokens=u.cached_tokens, cache_write_tokens=u.cache_write_tokens,
         cached_calls=u.cached_calls, cached_cost=u.cached_cost, citations=[c.record() for c in result.citations],
-        sourced=result.sourced, tool_failures=result.tool_failures,
+        sourced=result.sourced, tool_failures=result.tool_failures, notes=list(result.notes),
         attachment=Path(task.file).name if task.file else None, **extra)

@@ -26,6 +26,7 @@ from run.stopping import Stopper
 from run.store import Run, RunStore
 from run.summary import Ending, ending, report_paths, summary_lines
 from tasks.taskfile import Task, load_tasks
+from telemetry.setup import start_tracing
 from tools.builtin import load_tool_factories
 from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
@@ -52,7 +53,14 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     tasks = load_tasks(args.tasks, args.attachments)
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
-    return run_batch(args, prepare(args, settings, tasks))
+    tracing = start_tracing(settings)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans of the run (telemetry/); else None
+    code: int | None = None
+    try:
+        code = run_batch(args, prepare(args, settings, tasks), tracing)
+        return code
+    finally:
+        if tracing is not None:
+            tracing.shutdown(code)  # every span sent before exit, also after Ctrl-C
 
 
 def build_models(settings: Settings, output: Path | None) -> tuple[Any, Any]:
@@ -85,16 +93,16 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
                     answer_style, run)
 
 
-def run_batch(args: argparse.Namespace, p: Prepared) -> int:
+def run_batch(args: argparse.Namespace, p: Prepared, tracing: Any = None) -> int:
     """Run the batch; the run store's entry says how it ended (a run that raised is marked failed)."""
     try:
-        return _run_batch(args, p)
+        return _run_batch(args, p, tracing)
     except BaseException:
         p.run.finish(tasks=len(p.tasks), answered=p.run.info.answered, cost=p.run.info.cost, status="failed")
         raise
 
 
-def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
+def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
     started = time.monotonic()
@@ -103,11 +111,14 @@ def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
     with Stopper() as stopper, mcp_session(mcp_specs), web_session(p.settings), \
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
+        if tracing is not None:
+            tracing.start_run(p.spec, len(todo))
+            stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet,
                              cap=p.settings.max_run_cost) as console:
             for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
                 console.line(notice)
-            fatal = _run_tasks(args, p, store, stopper, console, todo)
+            fatal = _run_tasks(args, p, store, stopper, console, todo, tracing)
             p.extras.before_close(store.meta)
             end = ending(stopper.signum, fatal, p.extras.budget, getattr(args, "argv", None))
             store.mark_end(end.meta())  # stopped: results.md, results.jsonl's first line and results.html say so
@@ -126,7 +137,7 @@ def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
 
 
 def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
-               todo: list[Task]) -> LLMFatalError | None:
+               todo: list[Task], tracing: Any = None) -> LLMFatalError | None:
     """Run the batch; the fatal error that stopped it (named on stderr at once), or None."""
     def render_stopped() -> None:  # a second Ctrl-C: the report shows every saved record and says it stopped
         store.meta.update(ending(stopper.signum, None, None, getattr(args, "argv", None)).meta())
@@ -144,7 +155,7 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
 
     runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
                          p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
-                         budget=p.extras.budget, on_fatal=on_fatal)
+                         budget=p.extras.budget, on_fatal=on_fatal, tracing=tracing)
     try:
         with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
             runner.run(todo)

@@ -41,6 +41,7 @@ class Stopper:
         self.signum: int | None = None
         self.count = 0
         self.on_exit: Callable[[], None] | None = None  # brings the report up to date before a hard exit
+        self.flush: Callable[[], None] | None = None  # sends the finished OpenTelemetry spans before a hard exit
         self._previous: dict[int, Any] = {}
 
     @property
@@ -84,6 +85,10 @@ class Stopper:
             final = threading.Thread(target=self.on_exit, daemon=True)
             final.start()
             final.join(WRITE_WAIT)
+        if self.flush is not None:
+            sending = threading.Thread(target=self.flush, daemon=True)
+            sending.start()
+            sending.join(WRITE_WAIT)
         _say("stopped at once; the report holds every task finished so far; --resume continues")
         with contextlib.suppress(Exception):
             sys.stdout.flush()

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools",),
     ("prompt",),
     ("agent",),
+    ("telemetry",),
     ("run",),
     ("ui",),
     ("main", "check_setup"),

@@ -16,6 +16,8 @@ from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
 from tools.media.look import LookTool
 from tools.media.transcribe import TranscribeTool
+from tools.media.watch import WatchTool
+from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.web.arxiv import ArxivTool
 from tools.web.scrape import ScrapeTool
@@ -26,8 +28,8 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look
-    and transcribe, sharing one workspace."""
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look,
+    transcribe, watch and notes, sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
@@ -38,6 +40,8 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
         ListFilesTool(workspace),
         LookTool(workspace, settings),
         TranscribeTool(workspace, settings),
+        WatchTool(workspace, settings),
+        NotesTool(),
         *active_tools(workspace, settings),  # the run's MCP servers' tools, if any
     ]
 

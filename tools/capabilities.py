@@ -1,4 +1,4 @@
-"""What attachments this installation can read: document formats, images (look) and audio (transcribe)."""
+"""What attachments this installation can read: document formats, images (look), audio (transcribe), video (watch)."""
 
 from __future__ import annotations
 
@@ -69,6 +69,19 @@ def audio(settings: Settings) -> Capability:
     return Capability("audio (transcribe)", True, f"{spec}; {split}; {youtube}")
 
 
+def video(settings: Settings) -> Capability:
+    """Whether watch has a model, and reads video files (imageio-ffmpeg's ffmpeg)."""
+    spec, main = vision_spec(settings)
+    ffmpeg = installed("imageio_ffmpeg")
+    if spec is None:
+        return Capability("video (watch)", False, f"no vision model: {main} does not accept images",
+                          "set AGENT_VISION_MODEL / --vision-model, e.g. gemini:gemini-2.5-flash")
+    how = "whole videos and YouTube URLs (Gemini)" if spec.startswith("gemini:") else "sampled frames"
+    files = "video files read with imageio-ffmpeg" if ffmpeg else "no video files (only YouTube URLs)"
+    return Capability("video (watch)", ffmpeg, f"{spec}: {how}; {files}",
+                      "" if ffmpeg else "pip install -r requirements-video.txt")
+
+
 def attachment_capabilities(settings: Settings) -> list[Capability]:
-    """The three lines check_setup prints about attachments."""
-    return [document_formats(), images(settings), audio(settings)]
+    """The lines check_setup prints about attachments."""
+    return [document_formats(), images(settings), audio(settings), video(settings)]

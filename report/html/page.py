@@ -238,9 +238,17 @@ def _task(t: Task, caps: Caps) -> str:
     if r.get("error"):
         parts.append(f"<p><b>Error:</b> {esc(r['error'])}</p>")
     parts.append(sources_html(r, t.source_tools))  # report/html/sources.py
+    parts.append(_notes(r.get("notes") or []))
     parts.append(f'<p class="meta">{esc(_stats(t))}</p>')
     parts.append(_timeline_link(t, caps) if caps.detail_dir else timeline(t, caps))
     return "".join(parts) + "</details>"
+
+
+def _notes(notes: list[str]) -> str:
+    """The notes the model kept with the notes tool, numbered as it saw them."""
+    if not notes:
+        return ""
+    return '<h4>Notes</h4><ol class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ol>"
 
 
 def _stats(t: Task) -> str:

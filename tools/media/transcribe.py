@@ -18,7 +18,7 @@ from tools.media.speech import Segment, gemini_transcribe, openai_transcribe
 
 OPENAI_LIMIT = 25_000_000 - 500_000  # OpenAI's upload limit is 25 MB; leave room for the form fields
 GEMINI_LIMIT = 18_000_000  # inline data: a whole generateContent request must stay under 20 MB
-_YOUTUBE = re.compile(r"(?:youtube\.com/(?:watch\?(?:.*&)?v=|shorts/|embed/|live/)|youtu\.be/)([\w-]{11})")
+YOUTUBE = re.compile(r"(?:youtube\.com/(?:watch\?(?:.*&)?v=|shorts/|embed/|live/)|youtu\.be/)([\w-]{11})")
 NO_MODEL = ("no transcription model is configured: set --transcribe-model or AGENT_TRANSCRIBE_MODEL (e.g. "
             "openai:whisper-1 with OPENAI_API_KEY, a local Whisper server as openai:MODEL with OPENAI_BASE_URL, "
             "or gemini:gemini-2.5-flash with GEMINI_API_KEY)")
@@ -61,7 +61,7 @@ class TranscribeTool(Tool):
     def run(self, **kwargs: Any) -> ToolOutput:
         """Transcribe the file chunk by chunk; the observation lists '[start - end] text' lines."""
         path, language = str(kwargs["path"]).strip(), kwargs.get("language") or None
-        video = _YOUTUBE.search(path)
+        video = YOUTUBE.search(path)
         if video:
             return ToolOutput(youtube_transcript(video.group(1), language), [path])
         spec = transcribe_spec(self.settings)
@@ -73,27 +73,29 @@ class TranscribeTool(Tool):
             what = found[1] if found else "text"
             raise ToolError(f"{name} is not an audio file ({what}); transcribe reads MP3, WAV, M4A, OGG, FLAC, "
                             "MP4 and WebM")
-        provider, _, model = spec.partition(":")
-        if provider in ("openai", "ollama"):
-            backend, limit = openai_transcribe, OPENAI_LIMIT
-        elif provider == "gemini":
-            backend, limit = gemini_transcribe, GEMINI_LIMIT
-        else:
-            raise ToolError(f"{provider} has no speech-to-text API; set AGENT_TRANSCRIBE_MODEL to an openai: or "
-                            "gemini: model")
-        segments, usage = self._transcribe(backend, limit, model, data, found[0], name, language)
+        segments, usage = transcribe_audio(self.settings, spec, data, found[0], name, language)
         return ToolOutput(render(name, spec, segments), sources, usage=usage)
 
-    def _transcribe(self, backend: Callable[..., Any], limit: int, model: str, data: bytes, key: str, name: str,
-                    language: str | None) -> tuple[list[Segment], list[Completion]]:
-        """Each chunk (split to the endpoint's size limit) through the backend, its times shifted into place."""
-        segments, usage = [], []
-        for chunk in split_audio(data, key, name, limit):
-            found, completion = backend(self.settings, model, chunk, MIME[key], language)
-            segments += [Segment(s.start + chunk.offset, None if s.end is None else s.end + chunk.offset, s.text)
-                         for s in found]
-            usage.append(completion)
-        return segments, usage
+
+def transcribe_audio(settings: Settings, spec: str, data: bytes, key: str, name: str,
+                     language: str | None) -> tuple[list[Segment], list[Completion]]:
+    """Speech to text with `spec`, chunk by chunk (split to the endpoint's size limit), times shifted into place."""
+    provider, _, model = spec.partition(":")
+    backend: Callable[..., Any]
+    if provider in ("openai", "ollama"):
+        backend, limit = openai_transcribe, OPENAI_LIMIT
+    elif provider == "gemini":
+        backend, limit = gemini_transcribe, GEMINI_LIMIT
+    else:
+        raise ToolError(f"{provider} has no speech-to-text API; set AGENT_TRANSCRIBE_MODEL to an openai: or "
+                        "gemini: model")
+    segments, usage = [], []
+    for chunk in split_audio(data, key, name, limit):
+        found, completion = backend(settings, model, chunk, MIME[key], language)
+        segments += [Segment(s.start + chunk.offset, None if s.end is None else s.end + chunk.offset, s.text)
+                     for s in found]
+        usage.append(completion)
+    return segments, usage
 
 
 def render(name: str, spec: str, segments: list[Segment]) -> str:
