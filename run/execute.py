@@ -10,6 +10,7 @@ from typing import Any
 
 from cache.model import build_model, model_specs
 from config import Settings
+from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES
 from run.batch import BatchRunner
@@ -54,9 +55,10 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
     check_run(settings, args.output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
-    llm = build_model(settings)
-    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
-                            ) if settings.summary_model else None  # built like the main model: cached too
+    limits = RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task and model
+    llm = build_model(settings, limits=limits)
+    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=()),
+                              limits=limits) if settings.summary_model else None  # built like the main model
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
