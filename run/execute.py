@@ -15,6 +15,7 @@ from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
+from run.estimate import estimate, unbounded_note
 from run.extras import RunExtras
 from run.files import check_outputs, run_id
 from run.preflight import check_run
@@ -45,6 +46,9 @@ class Prepared:
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     tasks = load_tasks(args.tasks, args.attachments)
+    if getattr(args, "estimate", False):  # prices and recorded averages only: no model is called
+        print("\n".join(estimate(len(tasks), settings).lines()))
+        return EXIT_OK
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
     return run_batch(args, prepare(args, settings, tasks))
 
@@ -77,7 +81,8 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:
-            for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
+            notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
+            for notice in notices + unbounded_note(len(todo), p.settings, p.spec):
                 console.line(notice)
 
             def on_record(record: Any) -> None:
