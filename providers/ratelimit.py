@@ -220,9 +220,9 @@ def provider_of(spec: str) -> str:
 class RateLimits:
     """The run's limiters by name (a provider, a search backend), made on first use, shared by all tasks."""
 
-    def __init__(self, rpm: int | None = None, tpm: int | None = None,
-                 factory: LimiterFactory | None = None) -> None:
-        self.rpm, self.tpm = rpm, tpm
+    def __init__(self, rpm: int | None = None, tpm: int | None = None, factory: LimiterFactory | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.rpm, self.tpm, self.clock = rpm, tpm, clock  # the wall clock the limiters' times are on
         self._factory: LimiterFactory = factory or (lambda name, rpm, tpm: LocalLimiter(name, rpm, tpm))
         self._limiters: dict[str, Limiter] = {}
         self._lock = threading.Lock()
@@ -237,7 +237,7 @@ class RateLimits:
 
     def wrap(self, backend: Backend) -> Backend:
         """The backend with its provider's limiter around every request."""
-        return RateLimitedBackend(backend, self.limiter(provider_of(backend.spec)))
+        return RateLimitedBackend(backend, self.limiter(provider_of(backend.spec)), self.clock)
 
     def status(self) -> list[LimiterStatus]:
         """The limiters somebody is waiting for."""

@@ -41,6 +41,7 @@ class Prepared:
     spec: str
     extras: Any
     answer_style: str
+    limits: RateLimits | None = None  # the run's shared rate limiters: limits.status() says who waits, until when
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
@@ -69,7 +70,7 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
         answer_style = "concise"
     workspace = extras.settings.workspace / run_id()  # a clean one per run; earlier ones are kept
     return Prepared(dataclasses.replace(extras.settings, workspace=workspace), extras.tasks, extras.llm,
-                    extras.summary_llm, model_specs(llm)[0], extras, answer_style)
+                    extras.summary_llm, model_specs(llm)[0], extras, answer_style, limits)
 
 
 def run_batch(args: argparse.Namespace, p: Prepared) -> int:
