@@ -83,7 +83,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:
             notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
-            for notice in notices + unbounded_note(len(todo), p.settings, p.spec):
+            for notice in notices + ([] if args.quiet else unbounded_note(len(todo), p.settings, p.spec)):
                 console.line(notice)
 
             def on_record(record: Any) -> None:
