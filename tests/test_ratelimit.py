@@ -167,3 +167,26 @@ def test_a_429_from_anthropic_without_retry_after_still_pauses_the_provider() ->
                                      clock=clock.time)
         assert llm.complete(MESSAGES).text == "Final Answer: 4"  # type: ignore[arg-type]
     assert clock.slept and clock.slept[0] == pytest.approx(2.0)  # DEFAULT_PAUSE, shared instead of a backoff
+
+
+def test_a_serper_429_pauses_the_searches_of_every_task_of_the_run() -> None:
+    from tests.fakes.loopback import routes
+    from tests.test_search import DDG_RESULTS, FakeDDGS
+    from tools.web.search import SearchTool
+    from tools.web.session import web_session
+
+    arrivals: list[float] = []
+    answers = [Response(429, {"message": "Too many requests"}, headers={"retry-after": "0.5"}),
+               Response(200, {"organic": [{"title": "T", "link": "https://a.example/", "snippet": "s"}]})]
+
+    def serper(req: object) -> Response:
+        arrivals.append(time.time())
+        return answers.pop(0)
+
+    with LoopbackServer(routes({"/search": serper})) as server:
+        settings = Settings(serper_api_key="k", serper_base_url=server.url)
+        with web_session(settings):  # the run's session: every task's search tool shares its limiters
+            first = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
+            second = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
+    assert "Results from DuckDuckGo instead" in first and "https://a.example/" in second
+    assert arrivals[1] - arrivals[0] >= 0.45  # the second task's search waited out the first one's 429

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from config import Settings
+from providers.common import parse_retry_after
+from providers.ratelimit import DEFAULT_PAUSE, Limiter
 from tools.base import Tool
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.domains import DomainRules
+from tools.web.session import session_for
 
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
@@ -95,6 +99,7 @@ class SearchTool(Tool):
 
         url = self.settings.serper_base_url.rstrip("/") + "/search"
         headers = {"X-API-KEY": self.settings.serper_api_key or "", "Content-Type": "application/json"}
+        limiter = self._turn("serper")
         try:
             response = httpx.post(url, json={"q": query, "num": num}, headers=headers, timeout=self.timeout)
         except httpx.TimeoutException as exc:
@@ -107,6 +112,8 @@ class SearchTool(Tool):
             raise SearchBackendError(f"Serper rejected the API key (HTTP {status}); check SERPER_API_KEY.",
                                      fallback=False)
         if status == 429:
+            wait = parse_retry_after(response.headers) or DEFAULT_PAUSE
+            limiter.pause_until(time.time() + wait, "Serper answered 429")  # every task's next search waits
             raise SearchBackendError("Serper quota or rate limit exceeded (HTTP 429).")
         if status >= 400:
             raise SearchBackendError(f"Serper answered HTTP {status}: {response.text[:200].strip()}")
@@ -120,6 +127,7 @@ class SearchTool(Tool):
 
     def _ddg(self, query: str, num: int) -> str:
         """Query DuckDuckGo through ddgs and format the results like Serper's organic ones."""
+        limiter = self._turn("duckduckgo")
         try:
             client = self.ddgs_factory()
             raw = client.text(query, max_results=num)
@@ -129,6 +137,8 @@ class SearchTool(Tool):
             if "no results" in str(exc).lower():
                 return _no_results(query)
             kind = "rate-limited" if "ratelimit" in type(exc).__name__.lower() else "failed"
+            if kind == "rate-limited":
+                limiter.pause_until(time.time() + DEFAULT_PAUSE, "DuckDuckGo rate-limited a search")
             raise SearchBackendError(f"DuckDuckGo search {kind}: {exc or type(exc).__name__}") from exc
         results = [{"title": r.get("title", ""), "link": r.get("href") or r.get("url", ""),
                     "snippet": r.get("body", ""), "date": r.get("date")}
@@ -136,6 +146,13 @@ class SearchTool(Tool):
         if not results:
             return _no_results(query)
         return f'Search results for "{query}" (DuckDuckGo):\n\n' + _format_organic(results[:num])
+
+
+    def _turn(self, backend: str) -> Limiter:
+        """Wait for the backend's shared limiter (paused after a 429 of any task); the limiter itself."""
+        limiter = session_for(self.settings).search_limits.limiter(backend, limited=False)
+        limiter.acquire(0)
+        return limiter
 
 
 def _no_results(query: str) -> str:
