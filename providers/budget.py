@@ -13,12 +13,13 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import BudgetExceededError, LLMError
+from providers.families import MIN_REPLY, min_completion
 from providers.pricing import cache_multipliers, load_prices, lookup
 from providers.spend import WAIT, LocalRunSpend, RunSpend, usd
 
 CHARS_PER_TOKEN = 3.0  # fewer chars per token than the usual ~4: the prompt estimate errs on the high side
 PER_MESSAGE = 4
-MIN_COMPLETION = 256  # the shortest reply worth paying for: a cap refuses a call only when not even this fits
+MIN_COMPLETION = MIN_REPLY  # the shortest reply worth paying for (families.min_completion: more for reasoning models)
 WAIT_POLL = 0.5  # seconds between checks for Ctrl-C or the task's deadline while waiting for calls in flight
 
 IMAGE_TOKENS = 1_600  # the most one downscaled image (long edge 1568 px) costs at any provider
@@ -44,11 +45,15 @@ def estimate_prompt_tokens(messages: list[Message]) -> int:
     return int(chars / CHARS_PER_TOKEN) + PER_MESSAGE * len(messages) + IMAGE_TOKENS * images + 3
 
 
+def _specs(model: Any) -> list[str]:
+    """The provider:model specs behind a model: its backends' (primary and fallbacks), else its own name."""
+    return [b.spec for b in getattr(model, "backends", [])] or [str(getattr(model, "model", ""))]
+
+
 def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:
     """USD per million (input, output) tokens: the dearest of the model and its fallbacks with a known price."""
     table = load_prices(settings.prices_file)
-    specs = [b.spec for b in getattr(model, "backends", [])] or [str(getattr(model, "model", ""))]
-    known = [e for e in (lookup(s, table) for s in specs) if e is not None]
+    known = [e for e in (lookup(s, table) for s in _specs(model)) if e is not None]
     if not known:
         return None
     return max(e[0] for e in known), max(e[1] for e in known)
@@ -56,8 +61,7 @@ def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:
 
 def model_cache_rates(model: Any) -> tuple[float, float]:
     """(cache read, cache write) multiples of the input price: the dearest of the model and its fallbacks."""
-    specs = [b.spec for b in getattr(model, "backends", [])] or [str(getattr(model, "model", ""))]
-    rates = [cache_multipliers(s) for s in specs]
+    rates = [cache_multipliers(s) for s in _specs(model)]
     return max(r for r, _ in rates), max(w for _, w in rates)
 
 
@@ -164,7 +168,8 @@ class TaskBudget:
         self.closed = False
         self.tool_charged: list[Completion] = []  # tool calls already charged before they were made
 
-    def before(self, messages: list[Message], max_tokens: int, price: tuple[float, float] | None) -> Estimate:
+    def before(self, messages: list[Message], max_tokens: int, price: tuple[float, float] | None,
+               least_reply: int = MIN_COMPLETION) -> Estimate:
         """Fit the call's max_tokens to the caps; BudgetExceededError when not even a short reply can be paid."""
         final = _LAST_CALL.get()
         if self.closed or (self.refused and not final):
@@ -172,7 +177,7 @@ class TaskBudget:
         if final:
             self.closed = True
         prompt = estimate_prompt_tokens(messages)
-        least = min(MIN_COMPLETION, max_tokens)
+        least = min(least_reply, max_tokens)
         want, reason, cap = self._fit_task(prompt, least, max_tokens, price, final)
         fit, held = self._cost_fit(prompt, price, least, final, left=0.0), 0.0
         if reason is None and fit is not None:
@@ -262,11 +267,13 @@ class BudgetedModel:
     def __init__(self, inner: ChatModel, budget: TaskBudget, *, tool: bool = False) -> None:
         self.inner, self.budget, self.tool = inner, budget, tool
         self.price = model_price(inner, budget.run.settings)
+        self.least_reply = max(min_completion(s) for s in _specs(inner))
 
     def complete(self, messages: list[Message], stop: list[str] | None = None,
                  max_tokens: int | None = None, temperature: float | None = None) -> Completion:
         """The inner model's reply, if the call fits the caps."""
-        estimate = self.budget.before(messages, max_tokens or self.budget.run.settings.max_tokens, self.price)
+        estimate = self.budget.before(messages, max_tokens or self.budget.run.settings.max_tokens, self.price,
+                                      self.least_reply)
         try:  # max_tokens fitted to what the caps can pay
             completion = self.inner.complete(messages, stop, estimate.max_tokens, temperature)
         except LLMError as exc:  # an empty or blocked reply is billed all the same

@@ -107,3 +107,19 @@ def test_concurrent_tasks_share_the_run_cap_with_fitted_calls() -> None:
     with pytest.raises(BudgetExceededError, match="--max-run-cost"):
         second.complete(MESSAGE, max_tokens=8192)  # type: ignore[arg-type]
     assert not run.may_start()
+
+
+def test_a_reasoning_model_needs_room_for_its_thinking_before_a_call_is_made() -> None:
+    # $0.0032 pays gpt-5-mini ($0.25 / $2.00) a ~1,000-token prompt twice and ~1,350 reply tokens in all: with
+    # 256 kept for the last answer the call would go, but a model that thinks before it writes needs 1,024 kept
+    # and 1,024 for this call. gpt-4.1-mini's 256-token minimum fits.
+    settings = {"max_cost": 0.0032}
+    for spec, refused in (("openai:gpt-5-mini", True), ("openai:gpt-4.1-mini", False)):
+        run = RunBudget.from_settings(Settings(**settings), ScriptedLLM(["x"], model=spec))
+        assert run is not None
+        model, _ = run.task_models(ScriptedLLM(["x"], model=spec), None)
+        if refused:
+            with pytest.raises(BudgetExceededError, match="--max-cost"):
+                model.complete(MESSAGE, max_tokens=8192)  # type: ignore[arg-type]
+        else:
+            assert model.complete(MESSAGE, max_tokens=8192).text == "x"  # type: ignore[arg-type]
