@@ -4,7 +4,7 @@ the shared rate limiter (providers/ratelimit.py).
 Run from the project root: `python benchmarks/rate_limits.py [--scale 10] [--tasks 64] [--concurrency 32]`.
 A loopback server speaks OpenAI's Chat Completions: it keeps a sliding window of 120 requests, answers 429
 with `retry-after` beyond it, and sends `x-ratelimit-remaining-requests` / `x-ratelimit-reset-requests` on
-every reply as api.openai.com does. Each task takes two tool steps and answers on its third call. Time is
+every reply as api.openai.com does (the reset: until all 120 are free again). Each task takes two tool steps and answers on its third call. Time is
 scaled down by --scale (10: the minute is 6 s, the limiter's window too); the wall times printed are the
 scaled ones. Modes: each task retrying alone (no shared limiter), the limiter learning from the headers
 only, and the limiter with --rpm 120 set.
@@ -58,7 +58,8 @@ class LimitedServer:
         with self.lock:
             while self.sent and self.sent[0] <= now - self.window:
                 self.sent.popleft()
-            reset = f"{max(self.sent[0] + self.window - now, 0.001) if self.sent else self.window:.3f}s"
+            # OpenAI's reset-requests: the time until the limit is back to its initial state (all 120 free).
+            reset = f"{max(self.sent[-1] + self.window - now, 0.001) if self.sent else 0.001:.3f}s"
             if len(self.sent) >= LIMIT:
                 self.refused += 1
                 wait = max(self.sent[0] + self.window - now, 0.001)

@@ -24,10 +24,19 @@ _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 @dataclass(frozen=True)
 class Allowance:
-    """What a header set says of one kind (requests or tokens): how many are left, seconds until refilled."""
+    """What a header set says of one kind (requests or tokens): how many are left, seconds until refilled, and
+    the limit when sent. Both providers refill continuously (a token bucket), so between the two the allowance
+    grows at about (limit - remaining) / reset_in a second."""
 
     remaining: int
     reset_in: float
+    limit: int | None = None
+
+    def refill_rate(self) -> float | None:
+        """Requests or tokens a second coming back, when the limit and the reset are known."""
+        if self.limit is None or self.reset_in <= 0 or self.limit <= self.remaining:
+            return None
+        return (self.limit - self.remaining) / self.reset_in
 
 
 @dataclass(frozen=True)
@@ -75,24 +84,35 @@ def _reset_seconds(value: str, now: float) -> float | None:
     return max(when.timestamp() - now, 0.0)
 
 
-def _allowance(h: Mapping[str, str], remaining: str, reset: str, now: float) -> Allowance | None:
-    if remaining not in h:
-        return None
+def _number(h: Mapping[str, str], name: str) -> int | None:
     try:
-        left = int(float(h[remaining]))
-    except ValueError:
+        return int(float(h[name]))
+    except (KeyError, ValueError):
         return None
-    return Allowance(max(left, 0), _reset_seconds(h.get(reset, ""), now) or 0.0)
+
+
+def _allowance(h: Mapping[str, str], remaining: str, reset: str, limit: str, now: float) -> Allowance | None:
+    left = _number(h, remaining)
+    if left is None:
+        return None
+    return Allowance(max(left, 0), _reset_seconds(h.get(reset, ""), now) or 0.0, _number(h, limit))
+
+
+def _anthropic(h: Mapping[str, str], kind: str, now: float) -> Allowance | None:
+    name = f"anthropic-ratelimit-{kind}"
+    return _allowance(h, f"{name}-remaining", f"{name}-reset", f"{name}-limit", now)
+
+
+def _openai(h: Mapping[str, str], kind: str, now: float) -> Allowance | None:
+    return _allowance(h, f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}", f"x-ratelimit-limit-{kind}", now)
 
 
 def read_rate_headers(headers: Mapping[str, str] | None, now: float) -> RateHeaders:
     """The allowances a response's headers state (OpenAI's or Anthropic's names), at wall-clock time `now`."""
     h = {k.lower(): v for k, v in (headers or {}).items()}
-    requests = (_allowance(h, "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", now)
-                or _allowance(h, "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset", now))
-    token_kinds = [_allowance(h, "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens", now)]
-    token_kinds += [_allowance(h, f"anthropic-ratelimit-{kind}-remaining", f"anthropic-ratelimit-{kind}-reset", now)
-                    for kind in ("tokens", "input-tokens", "output-tokens")]
+    requests = _openai(h, "requests", now) or _anthropic(h, "requests", now)
+    token_kinds = [_openai(h, "tokens", now)] + [_anthropic(h, kind, now)
+                                                 for kind in ("tokens", "input-tokens", "output-tokens")]
     known = [t for t in token_kinds if t is not None]
     tokens = min(known, key=lambda t: t.remaining) if known else None
     return RateHeaders(requests, tokens, parse_retry_after(h, now))

@@ -86,7 +86,8 @@ class RateWindow:
         self.window = WINDOW if window is None else window
         self.grants: deque[list[float]] = deque()  # [time, tokens, settled 0/1], oldest first
         self.paused_until, self.pause_reason = 0.0, ""
-        self.learned: dict[str, tuple[int, float, float]] = {}  # kind -> (remaining, reset_at, observed_at)
+        # kind -> (remaining, reset_at, observed_at, refill per second or 0 when unknown)
+        self.learned: dict[str, tuple[int, float, float, float]] = {}
 
     def try_acquire(self, now: float, est_tokens: int) -> tuple[float, str]:
         """Grant a request now (0.0, "") or say how long to wait and why."""
@@ -104,13 +105,23 @@ class RateWindow:
             waits.append((live[-self.rpm][0] + self.window - now, f"--rpm {self.rpm}"))
         if self.tpm is not None:
             waits.append((self._tokens_free_at(live, min(est, self.tpm), self.tpm) - now, f"--tpm {self.tpm:,}"))
-        for kind, (remaining, reset_at, observed) in self.learned.items():
-            since = [g for g in self.grants if g[0] > observed]
-            used = len(since) if kind == "requests" else sum(g[1] for g in since)
-            need = 1 if kind == "requests" else min(est, remaining) or 1
-            if remaining - used < need and now < reset_at:
-                waits.append((reset_at - now, f"the provider's {kind} left ({remaining:,}) until its reset"))
+        for kind, learned in self.learned.items():
+            waits.append(self._learned_wait(kind, learned, now, est))
         return max(waits, key=lambda w: w[0])
+
+    def _learned_wait(self, kind: str, learned: tuple[int, float, float, float], now: float,
+                      est: int) -> tuple[float, str]:
+        """How long until the provider's allowance covers the request: refilled at its rate (each grant since
+        the headers came takes its share, so waiting callers go one after another), at the latest its reset."""
+        remaining, reset_at, observed, rate = learned
+        since = [g for g in self.grants if g[0] > observed]
+        used = len(since) if kind == "requests" else sum(g[1] for g in since)
+        need = 1 if kind == "requests" else min(est, remaining + rate * (reset_at - observed)) or 1
+        have = remaining - used + rate * (now - observed)
+        if have >= need or now >= reset_at:
+            return 0.0, ""
+        wait = min((need - have) / rate, reset_at - now) if rate else reset_at - now
+        return wait, f"the provider's {kind} left ({remaining:,}) refill"
 
     def _tokens_free_at(self, live: list[list[float]], need: int, cap: int) -> float:
         """When the grants of the window leave room for `need` tokens under `cap` (now, if they do)."""
@@ -122,7 +133,7 @@ class RateWindow:
         return free_at
 
     def _forget(self, now: float) -> None:
-        oldest_use = min([now - self.window, *(obs for _, _, obs in self.learned.values())])
+        oldest_use = min([now - self.window, *(learned[2] for learned in self.learned.values())])
         while self.grants and self.grants[0][0] < oldest_use:
             self.grants.popleft()
         self.learned = {k: v for k, v in self.learned.items() if v[1] > now}
@@ -136,7 +147,8 @@ class RateWindow:
         read = read_rate_headers(headers, now)
         for kind, allowance in (("requests", read.requests), ("tokens", read.tokens)):
             if allowance is not None:
-                self.learned[kind] = (allowance.remaining, now + allowance.reset_in, now)
+                rate = allowance.refill_rate() or 0.0
+                self.learned[kind] = (allowance.remaining, now + allowance.reset_in, now, rate)
 
     def pause_until(self, t: float, reason: str = "") -> None:
         """Hold every request until `t` (a later pause wins)."""

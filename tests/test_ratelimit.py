@@ -30,10 +30,10 @@ from tests.fakes.providers import (
     openai_script,
 )
 
-OPENAI_HEADERS = {  # as api.openai.com sends them (the thread quoted above), the requests used up
-    "x-ratelimit-limit-requests": "5000", "x-ratelimit-limit-tokens": "160000",
+OPENAI_HEADERS = {  # as api.openai.com sends them (the thread quoted above), at 60 requests a minute, used up
+    "x-ratelimit-limit-requests": "60", "x-ratelimit-limit-tokens": "160000",
     "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "159976",
-    "x-ratelimit-reset-requests": "20s", "x-ratelimit-reset-tokens": "9ms",
+    "x-ratelimit-reset-requests": "1m0s", "x-ratelimit-reset-tokens": "9ms",
 }
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -64,7 +64,8 @@ def test_openai_reset_durations_are_read() -> None:
     assert parse_duration("1h2m3.5s") == pytest.approx(3723.5)
     assert parse_duration("soon") is None
     read = read_rate_headers(OPENAI_HEADERS, now=0.0)
-    assert read.requests is not None and (read.requests.remaining, read.requests.reset_in) == (0, 20.0)
+    assert read.requests is not None and (read.requests.remaining, read.requests.reset_in) == (0, 60.0)
+    assert read.requests.refill_rate() == 1.0  # the bucket refills 60 requests in 60 s
     assert read.tokens is not None and read.tokens.remaining == 159976
 
 
@@ -85,7 +86,7 @@ def test_tpm_counts_the_tokens_really_used_once_a_reply_is_in() -> None:
     assert limiter.acquire(8_000) == pytest.approx(60.0)  # 17,000 would not: wait for the window
 
 
-def test_openai_headers_through_the_sdk_hold_the_next_request_until_the_reset() -> None:
+def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_refill_rate() -> None:
     clock = FakeTime()
     reply = openai_reply("Final Answer: 4", 10, 5)
     with LoopbackServer(openai_script(Response(200, reply.body, headers=OPENAI_HEADERS))) as server:
@@ -93,14 +94,18 @@ def test_openai_headers_through_the_sdk_hold_the_next_request_until_the_reset() 
         llm = LLMInterface.from_spec("openai:gpt-4.1-mini", settings, limits=limits_on(clock),
                                      sleep=clock.sleep, clock=clock.time)
         first = llm.complete(MESSAGES)  # type: ignore[arg-type]
-        second = llm.complete(MESSAGES)  # type: ignore[arg-type]
+        limiter = llm.backends[0].limiter  # type: ignore[attr-defined]
+        limiter.state.grants.clear()  # only what the headers say counts here
+        waits = [limiter.acquire(10) for _ in range(3)]  # three more tasks ask at once
     assert dict(first.rate_headers)["x-ratelimit-remaining-requests"] == "0"
-    assert first.rate_wait == 0.0 and second.rate_wait == pytest.approx(20.0)
+    assert first.rate_wait == 0.0
+    assert waits == [pytest.approx(1.0), pytest.approx(1.0), pytest.approx(1.0)]  # one a second, not all at once
 
 
 def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_the_reset() -> None:
     clock = FakeTime()
-    reset = datetime.fromtimestamp(clock.now + 30, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    clock.now = float(int(clock.now))  # whole seconds, like the header's time
+    reset = datetime.fromtimestamp(clock.now + 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     headers = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
                "anthropic-ratelimit-requests-reset": reset, "anthropic-ratelimit-tokens-remaining": "40000",
                "anthropic-ratelimit-tokens-reset": reset}
@@ -111,7 +116,7 @@ def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_the_reset
                                      sleep=clock.sleep, clock=clock.time)
         llm.complete(MESSAGES)  # type: ignore[arg-type]
         second = llm.complete(MESSAGES)  # type: ignore[arg-type]
-    assert 29.0 <= second.rate_wait <= 30.0  # the reset time has whole seconds
+    assert second.rate_wait == pytest.approx(1.2)  # 50 requests refill in 60 s: the next one in 1.2 s
 
 
 def test_a_429_pauses_every_task_on_that_provider_until_its_retry_after() -> None:
