@@ -1,13 +1,13 @@
 """Benchmark: 64 concurrent tasks against a model server that allows 120 requests a minute, with and without
 the shared rate limiter (providers/ratelimit.py).
 
-Run from the project root: `python benchmarks/rate_limits.py [--scale 10] [--tasks 64] [--concurrency 32]`.
-A loopback server speaks OpenAI's Chat Completions: it keeps a sliding window of 120 requests, answers 429
-with `retry-after` beyond it, and sends `x-ratelimit-remaining-requests` / `x-ratelimit-reset-requests` on
-every reply as api.openai.com does (the reset: until all 120 are free again). Each task takes two tool steps and answers on its third call. Time is
-scaled down by --scale (10: the minute is 6 s, the limiter's window too); the wall times printed are the
-scaled ones. Modes: each task retrying alone (no shared limiter), the limiter learning from the headers
-only, and the limiter with --rpm 120 set.
+Run from the project root: `python benchmarks/rate_limits.py [--scale 10] [--tasks 64] [--concurrency 32]
+[--repeat 1]`. A loopback server speaks OpenAI's Chat Completions: it keeps a sliding window of 120 requests,
+answers 429 with `retry-after` beyond it, and sends `x-ratelimit-limit-requests`, `-remaining-requests` and
+`-reset-requests` on every reply as api.openai.com does (the reset: until all 120 are free again). Each task
+takes two tool steps and answers on its third call. Time is scaled down by --scale (10: the minute is 6 s,
+the limiter's window too); the wall times printed are the scaled ones. Modes: each task retrying alone (no
+shared limiter), the limiter learning from the headers only, and the limiter with --rpm 120 set.
 """
 
 from __future__ import annotations
@@ -117,12 +117,13 @@ def main_() -> None:
     parser.add_argument("--scale", type=float, default=10.0, help="time scale: 10 makes the minute 6 s")
     parser.add_argument("--tasks", type=int, default=64)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each mode (timings vary from run to run)")
     args = parser.parse_args()
     print(f"{args.tasks} tasks x 3 model calls, --concurrency {args.concurrency}, {LIMIT} requests per minute,"
           f" time scaled 1/{args.scale:g} (a minute is {60 / args.scale:g} s)")
     print("| mode | 429s met | requests sent | answered | failed | wall s (scaled) | lower bound s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in ("alone", "headers", "rpm"):
+    for name in [m for _ in range(args.repeat) for m in ("alone", "headers", "rpm")]:
         r = run_mode(name, args.tasks, args.concurrency, args.scale)
         print(f"| {r['mode']} | {r['429s']} | {r['requests']} | {r['answered']} | {r['failed']} | {r['wall']:.1f} |"
               f" {r['floor']:.1f} |", flush=True)

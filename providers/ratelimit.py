@@ -160,15 +160,16 @@ def wait_turns(try_acquire: Callable[[float, int], tuple[float, str]], est_token
                clock: Callable[[], float], sleep: Callable[[float], None],
                on_wait: Callable[[float | None, str], None] | None = None) -> float:
     """Ask `try_acquire` until it grants, napping between asks; the seconds waited (Ctrl-C and deadlines end it)."""
-    start = clock()
+    start, asked = clock(), 0
     nap = cancellation.waiter(sleep)
     try:
         while True:
             cancellation.check()
             now = clock()
             wait, reason = try_acquire(now, est_tokens)
+            asked += 1
             if wait <= 0:
-                return clock() - start
+                return clock() - start if asked > 1 else 0.0  # granted at the first ask: no wait at all
             if on_wait is not None:
                 on_wait(now + wait, reason)
             nap(min(wait, MAX_NAP))

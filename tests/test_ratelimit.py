@@ -195,3 +195,23 @@ def test_a_serper_429_pauses_the_searches_of_every_task_of_the_run() -> None:
             second = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
     assert "Results from DuckDuckGo instead" in first and "https://a.example/" in second
     assert arrivals[1] - arrivals[0] >= 0.45  # the second task's search waited out the first one's 429
+
+
+def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    from pathlib import Path
+
+    import main
+    from providers import ratelimit
+
+    monkeypatch.setattr(ratelimit, "WINDOW", 0.6)  # "a minute" of 0.6 s: the test waits that long, once
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    Path("tasks.txt").write_text("\n\n".join(f"Question {n}?" for n in range(4)) + "\n")
+    with LoopbackServer(openai_script(openai_reply("Final Answer: 4"))) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--concurrency", "4", "--rpm", "2",
+                          "--trace-dir", "traces", "-q", "--no-html"])
+    waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").glob("*.jsonl")
+                   for line in trace.read_text().splitlines() if json.loads(line)["kind"] == "llm_call")
+    assert code == 0 and len(waits) == 4
+    assert waits[:2] == [0.0, 0.0] and min(waits[2:]) > 0.3  # two went at once, two waited for the window
