@@ -210,8 +210,9 @@ def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.Monk
     with LoopbackServer(openai_script(openai_reply("Final Answer: 4"))) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--concurrency", "4", "--rpm", "2",
-                          "--trace-dir", "traces", "-q", "--no-html"])
+                          "--trace-dir", "traces", "-q"])
     waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").glob("*.jsonl")
                    for line in trace.read_text().splitlines() if json.loads(line)["kind"] == "llm_call")
     assert code == 0 and len(waits) == 4
     assert waits[:2] == [0.0, 0.0] and min(waits[2:]) > 0.3  # two went at once, two waited for the window
+    assert Path("results.html").read_text().count("s for the rate limit") == 2  # in the tasks' timelines
