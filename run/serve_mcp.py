@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from cache.model import build_model, model_specs
-from providers.ratelimit import RateLimits
 from config import load_settings
 from core.errors import ConfigError, LLMFatalError
+from providers.ratelimit import RateLimits
 from run.batch import build_agent
 from tools.web.session import web_session
 
