@@ -111,8 +111,9 @@ def read_rate_headers(headers: Mapping[str, str] | None, now: float) -> RateHead
     """The allowances a response's headers state (OpenAI's or Anthropic's names), at wall-clock time `now`."""
     h = {k.lower(): v for k, v in (headers or {}).items()}
     requests = _openai(h, "requests", now) or _anthropic(h, "requests", now)
-    token_kinds = [_openai(h, "tokens", now)] + [_anthropic(h, kind, now)
-                                                 for kind in ("tokens", "input-tokens", "output-tokens")]
-    known = [t for t in token_kinds if t is not None]
-    tokens = min(known, key=lambda t: t.remaining) if known else None
+    # Anthropic's tokens-* are "the most restrictive limit currently in effect"; input and output otherwise.
+    tokens = _openai(h, "tokens", now) or _anthropic(h, "tokens", now)
+    if tokens is None:
+        known = [t for t in (_anthropic(h, "input-tokens", now), _anthropic(h, "output-tokens", now)) if t]
+        tokens = min(known, key=lambda t: t.remaining) if known else None
     return RateHeaders(requests, tokens, parse_retry_after(h, now))

@@ -121,7 +121,7 @@ class RateWindow:
         if have >= need or now >= reset_at:
             return 0.0, ""
         wait = min((need - have) / rate, reset_at - now) if rate else reset_at - now
-        return wait, f"the provider's {kind} left ({remaining:,}) refill"
+        return wait, f"the provider said {remaining:,} {kind} were left"
 
     def _tokens_free_at(self, live: list[list[float]], need: int, cap: int) -> float:
         """When the grants of the window leave room for `need` tokens under `cap` (now, if they do)."""

@@ -69,6 +69,17 @@ def test_openai_reset_durations_are_read() -> None:
     assert read.tokens is not None and read.tokens.remaining == 159976
 
 
+def test_anthropic_token_headers_use_the_limit_in_effect() -> None:
+    reset = "2026-11-25T18:01:00Z"
+    both = {"anthropic-ratelimit-input-tokens-remaining": "30000", "anthropic-ratelimit-input-tokens-reset": reset,
+            "anthropic-ratelimit-output-tokens-remaining": "7000", "anthropic-ratelimit-output-tokens-reset": reset}
+    combined = {**both, "anthropic-ratelimit-tokens-remaining": "25000", "anthropic-ratelimit-tokens-reset": reset}
+    now = datetime(2026, 11, 25, 18, 0, 30, tzinfo=UTC).timestamp()
+    tokens = read_rate_headers(combined, now).tokens
+    assert tokens is not None and (tokens.remaining, tokens.reset_in) == (25000, 30.0)  # "most restrictive"
+    assert read_rate_headers(both, now).tokens.remaining == 7000  # type: ignore[union-attr]
+
+
 def test_rpm_holds_the_next_request_until_the_window_has_room() -> None:
     clock = FakeTime()
     limiter = limits_on(clock, rpm=3).limiter("openai")
