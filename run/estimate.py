@@ -61,8 +61,9 @@ def per_task(model: str, settings: Settings) -> tuple[float, float, float, str]:
                     f"this model's {int(recorded['calls']):,} recorded calls in {settings.cache_dir}: {calls:.1f} "
                     f"calls a task of {recorded['prompt_tokens']:,.0f} prompt + "
                     f"{recorded['completion_tokens']:,.0f} reply tokens")
-    return (ASSUMED_CALLS, ASSUMED_PROMPT, ASSUMED_REPLY,
-            f"assumed {ASSUMED_CALLS} calls a task of {ASSUMED_PROMPT:,} prompt + {ASSUMED_REPLY} reply tokens; "
+    calls = min(ASSUMED_CALLS, settings.max_steps + 1)  # a task makes one call per step and one to answer
+    return (calls, ASSUMED_PROMPT, ASSUMED_REPLY,
+            f"assumed {calls} calls a task of {ASSUMED_PROMPT:,} prompt + {ASSUMED_REPLY} reply tokens; "
             "no recorded calls of this model (--cache DIR records them)")
 
 

@@ -37,6 +37,8 @@ def test_without_a_cap_the_worst_case_is_unbounded(capsys: pytest.CaptureFixture
     code, out = _estimate(capsys, monkeypatch)
     assert code == 0 and "worst case: unbounded: no cap set" in out
     assert "expected cost: $0.0730" in out  # 3 x 8 x (6,000 x $0.40 + 400 x $1.60) / 1M
+    code, out = _estimate(capsys, monkeypatch, "--max-steps", "2")
+    assert "assumed 3 calls a task" in out and "expected cost: $0.0274" in out  # two steps and the answer
 
 
 def test_recorded_calls_of_the_model_give_the_expected_cost(capsys: pytest.CaptureFixture[str],
