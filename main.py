@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteErr
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 
 # Each command imports its own package when it runs (the imports below marked "start-up"): loading the
 # agent, its tools and the report modules takes ~0.25 s that --help, --version and `main.py cache` need not wait.
@@ -123,6 +125,8 @@ def _tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--search-backends", metavar="LIST", help="comma list: search engines to ask in this order, "
+                   "the next when one fails (serper, brave, tavily, searxng, duckduckgo)")
     p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")
     p.add_argument("--ignore-robots", action="store_true", default=None,
                    help="fetch pages even where a site's robots.txt disallows them (obeyed by default)")
@@ -165,6 +169,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "verify_claims": args.verify_claims, "search": args.search,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
+        "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),
     }
     settings = load_settings(cli)
     if args.no_trace:
@@ -201,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    args.argv = argv  # the command line as given: a stopped run prints it back with --resume
     try:
         return run(args, settings_from_args(args))
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:
@@ -214,5 +220,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run_cli(argv: list[str] | None = None) -> int:
+    """main() for the shell: a reader that closed the output pipe early (`| head -1`) ends the command quietly."""
+    try:
+        code = main(argv)
+        sys.stdout.flush()  # a closed pipe shows here rather than as a traceback at interpreter exit
+    except BrokenPipeError:
+        # Later writes (and the exit-time flush) go nowhere, as they do for other command-line tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli())

@@ -96,6 +96,9 @@ class RunBudget:
                  spend: RunSpend | None = None, cache_rates: tuple[float, float] = (1.0, 1.0)) -> None:
         self.settings, self.price, self.model, self.cache_rates = settings, price, model, cache_rates
         self.spend = spend if spend is not None else LocalRunSpend(settings.max_run_cost)
+        # A reply of this run reported prompt-cache reads or writes: from then on a task's repeated prompt is
+        # priced at the cache-read rate (a provider or server that does not cache is never assumed to).
+        self.cache_seen = False
 
     @classmethod
     def from_settings(cls, settings: Settings, model: Any, spend: RunSpend | None = None) -> RunBudget | None:
@@ -118,6 +121,16 @@ class RunBudget:
     def may_start(self) -> bool:
         """False (and counted as skipped) once the run's cap has been reached."""
         return self.spend.may_start()
+
+    @property
+    def skipped(self) -> int:
+        """Tasks the run's cap kept from starting."""
+        return self.spend.totals().skipped
+
+    @property
+    def exhausted(self) -> str | None:
+        """Why no new task may start, once the run's cap is reached."""
+        return self.spend.totals().exhausted
 
     def task_models(self, llm: ChatModel, summary_llm: ChatModel | None) -> tuple[ChatModel, ChatModel]:
         """The task's model and summary model, both charged to one new TaskBudget."""
@@ -164,6 +177,7 @@ class TaskBudget:
         self.tokens = 0
         self.cost = 0.0
         self.last_prompt = 0  # the previous call's prompt tokens: most of the next prompt is a cache read
+        self.last_estimate = self._estimate = 0  # what estimate_prompt_tokens said of that prompt, and of this one
         self.refused: str | None = None
         self.closed = False
         self.tool_charged: list[Completion] = []  # tool calls already charged before they were made
@@ -176,7 +190,7 @@ class TaskBudget:
             raise BudgetExceededError(self.refused or "the task's last call was already made", "task")
         if final:
             self.closed = True
-        prompt = estimate_prompt_tokens(messages)
+        prompt = self._prompt_tokens(messages)
         least = min(least_reply, max_tokens)
         want, reason, cap = self._fit_task(prompt, least, max_tokens, price, final)
         fit, held = self._cost_fit(prompt, price, least, final, left=0.0), 0.0
@@ -188,6 +202,14 @@ class TaskBudget:
             raise BudgetExceededError(reason, cap)
         cost = None if fit is None else fit.prompt + want * fit.per_token
         return Estimate(prompt + want, cost, held, want)
+
+    def _prompt_tokens(self, messages: list[Message]) -> int:
+        """The prompt's tokens: the previous prompt's real count plus what was added, estimated high; the
+        high estimate alone for a first call (a ReAct prompt mostly repeats the one before)."""
+        self._estimate = estimate = estimate_prompt_tokens(messages)
+        if not self.last_prompt or not self.last_estimate:
+            return estimate
+        return min(estimate, self.last_prompt + max(estimate - self.last_estimate, 0))
 
     def _fit_task(self, prompt: int, least: int, want: int, price: tuple[float, float] | None,
                   final: bool) -> tuple[int, str | None, str]:
@@ -215,7 +237,7 @@ class TaskBudget:
         if price is None:
             return None
         read, write = self.run.cache_rates
-        cached = min(self.last_prompt, prompt)
+        cached = min(self.last_prompt, prompt) if self.run.cache_seen else 0  # counted once the provider has cached
         prompt_cost = ((prompt - cached) * write + cached * read) * price[0] / 1_000_000
         per_token = price[1] / 1_000_000
         # The last call's room: at least this prompt again and a short reply.
@@ -228,7 +250,9 @@ class TaskBudget:
         for c in completions:
             cost += (c.original_cost if c.cached else c.cost) or 0.0
             self.tokens += c.prompt_tokens + c.completion_tokens
-            self.last_prompt = c.prompt_tokens or self.last_prompt
+            if c.prompt_tokens:
+                self.last_prompt, self.last_estimate = c.prompt_tokens, self._estimate
+            self.run.cache_seen = self.run.cache_seen or bool(c.cached_tokens or c.cache_write_tokens)
         self.cost += cost
         self.run.settle(estimate.reserved, cost)
 

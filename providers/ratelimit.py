@@ -258,6 +258,12 @@ class RateLimits:
             limiters = list(self._limiters.values())
         return [s for s in (lim.status() for lim in limiters) if s.waiting]
 
+    def note(self) -> str:
+        """Who waits for which limit, for the progress line ("" when nobody does)."""
+        now = self.clock()
+        return "; ".join(f"{len(s.waiting)} task(s) waiting {max((s.until or now) - now, 0.0):.0f} s for {s.name}"
+                         f" ({s.reason})" for s in self.status())
+
 
 class RateLimitedBackend:
     """A Backend whose requests first take a turn from the provider's shared limiter."""

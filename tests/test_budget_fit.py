@@ -5,6 +5,7 @@ call would have cost."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 import main
 from config import Settings
+from core.chat import Completion
 from core.errors import BudgetExceededError
 from providers.budget import MIN_COMPLETION, RunBudget, last_call
 from tests.fakes.loopback import LoopbackServer, Request, Response
@@ -23,36 +25,47 @@ ACTION = 'Thought: keep notes\nAction: write_file\nAction Input: {"path": "notes
 
 
 def realistic_server(sent: list[dict[str, Any]]) -> Any:
-    """gpt-4.1-mini as the API bills it: the prompt's real size (~4 characters a token), 80-token replies."""
+    """gpt-4.1-mini as the API bills it: the prompt's real size (~4 characters a token), 80-token replies, and
+    OpenAI's automatic prompt cache: the part of a prompt (1,024 tokens or more, in 128-token blocks) that
+    repeats the start of an earlier one is reported as cached_tokens (https://platform.openai.com/docs/guides/
+    prompt-caching)."""
+    seen: list[str] = []
 
     def handle(req: Request) -> Response:
         if req.method != "POST":
             return Response(404, "not found")
         body = req.json()
         sent.append(body)
-        prompt = sum(len(m["content"]) for m in body["messages"]) // 4
-        text = "Final Answer: best effort" if "no steps left" in body["messages"][-1]["content"] else ACTION
-        return Response(200, openai_reply(text, prompt, 80, model="gpt-4.1-mini").body)
+        text = "".join(m["content"] for m in body["messages"])
+        prefix = max((len(os.path.commonprefix([text, old])) for old in seen), default=0) // 4
+        seen.append(text)
+        cached = prefix // 128 * 128 if prefix >= 1024 else 0
+        answer = "Final Answer: best effort" if "no steps left" in body["messages"][-1]["content"] else ACTION
+        reply = openai_reply(answer, len(text) // 4, 80, model="gpt-4.1-mini").body
+        reply["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}  # type: ignore[index]
+        return Response(200, reply)
 
     return handle
 
 
-def test_a_small_cost_cap_lets_the_task_take_several_steps_before_budget(monkeypatch: pytest.MonkeyPatch,
-                                                                         tmp_path: Path) -> None:
+def test_a_small_cost_cap_lets_the_tasks_take_several_steps_before_budget(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     sent: list[dict[str, Any]] = []
-    Path("tasks.txt").write_text("Keep taking notes.\n")
+    Path("tasks.txt").write_text("Keep taking notes.\n\nKeep taking more notes.\n")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with LoopbackServer(realistic_server(sent)) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         code = main.main(["tasks.txt", "--model", MODEL, "--max-steps", "50", "--max-cost", "0.004", "-q"])
-    [record] = [json.loads(line) for line in Path("results.jsonl").read_text().splitlines() if line.strip()]
-    assert code == 1 and record["status"] == "budget" and record["answer"] == "best effort"
-    assert record["llm_calls"] >= 4  # several steps, then the answering call (it was 0 steps at 8,192 tokens)
-    assert 0.002 < record["cost"] <= 0.004
-    limits = [b["max_tokens"] for b in sent]  # a local base URL: the classic parameter
-    assert all(MIN_COMPLETION <= n < 8192 for n in limits)  # fitted: $0.0131 of reply never fits in $0.004
-    assert "left; the next call would have cost at least $" in record["error"]
+    first, second = [json.loads(line) for line in Path("results.jsonl").read_text().splitlines() if line.strip()]
+    assert code == 1 and [first["status"], second["status"]] == ["budget", "budget"]
+    assert first["answer"] == second["answer"] == "best effort"
+    # Before: 0 steps at 8,192 reply tokens. Now the first task, before any reply has shown the provider
+    # caches, pays full input price; once one has, prompts repeated from the cache cost a quarter as much.
+    assert first["llm_calls"] >= 2 and second["llm_calls"] >= 4
+    assert all(r["cost"] <= 0.004 for r in (first, second))
+    assert all(MIN_COMPLETION <= b["max_tokens"] < 8192 for b in sent)  # fitted: $0.0131 of reply never fits
+    assert "left; the next call would have cost at least $" in second["error"]
 
 
 def _budget(**caps: Any) -> RunBudget:
@@ -88,14 +101,15 @@ def test_a_call_is_refused_only_when_not_even_a_short_reply_fits_and_says_what_w
 
 def test_the_prompt_the_provider_caches_is_priced_at_the_cache_read_rate() -> None:
     fitted = []
-    for earlier_prompt in (0, 1000):
-        inner = ScriptedLLM(["x"], model="openai:gpt-4.1-mini", cost_per_call=0.0)
+    for cached in (0, 400):  # the provider's first reply reported no cache reads, or some
+        earlier = Completion("x", prompt_tokens=1000, completion_tokens=5, cached_tokens=cached, cost=0.0)
+        inner = ScriptedLLM([earlier, "x"], model="openai:gpt-4.1-mini", cost_per_call=0.0)
         model, _ = _budget(max_cost=0.05).task_models(inner, None)
-        model.budget.last_prompt = earlier_prompt  # type: ignore[attr-defined]
+        model.complete(MESSAGE, max_tokens=100_000)  # type: ignore[arg-type]
         model.complete(MESSAGE, max_tokens=100_000)  # type: ignore[arg-type]
         fitted.append(inner.calls[-1].max_tokens or 0)
-    # 1,000 of the prompt's tokens read from the cache at 0.25x of $0.40: $0.0003 less, for this call and the
-    # one kept for the last answer: 375 more reply tokens at $1.60.
+    # The same prompt again: its 1,000 tokens read from the cache at 0.25x of $0.40 once the provider has shown
+    # it caches, $0.0003 less for this call and for the one kept for the last answer: 375 more reply tokens.
     assert fitted[1] - fitted[0] == pytest.approx(375, abs=2)
 
 

@@ -164,12 +164,14 @@ def test_the_status_names_who_waits_until_when() -> None:
     while not limits.status() and waiter.is_alive():
         time.sleep(0.01)
     seen.extend(limits.status())
+    note = limits.note()
     waiter.join()
     [status] = seen
     assert status.name == "anthropic" and status.waiting == ("task-7",)  # type: ignore[attr-defined]
     assert status.until == pytest.approx(pause_end, abs=1e-3)  # type: ignore[attr-defined]
     assert status.reason == "anthropic:claude-haiku-4-5 answered 429"  # type: ignore[attr-defined]
-    assert limits.status() == []  # nobody waits any more
+    assert note.startswith("1 task(s) waiting") and "for anthropic (anthropic:claude-haiku-4-5 answered 429)" in note
+    assert limits.status() == [] and limits.note() == ""  # nobody waits any more
 
 
 def test_a_429_from_anthropic_without_retry_after_still_pauses_the_provider() -> None:
@@ -204,7 +206,7 @@ def test_a_serper_429_pauses_the_searches_of_every_task_of_the_run() -> None:
         with web_session(settings):  # the run's session: every task's search tool shares its limiters
             first = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
             second = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
-    assert "Results from DuckDuckGo instead" in first and "https://a.example/" in second
+    assert "Results from DuckDuckGo instead" in str(getattr(first, "text", first)) and "https://a.example/" in second
     assert arrivals[1] - arrivals[0] >= 0.45  # the second task's search waited out the first one's 429
 
 
