@@ -152,6 +152,10 @@ def _limit_flags(p: Any) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost cap per task (status budget when reached)")
     p.add_argument("--max-run-cost", type=float, metavar="USD", help="cost cap of the run: no new task starts after")
     p.add_argument("--max-tokens-per-task", type=int, metavar="TOKENS", help="token cap per task")
+    p.add_argument("--rpm", type=int, help="requests per minute to each provider, shared by all tasks (AGENT_RPM)")
+    p.add_argument("--tpm", type=int, help="tokens per minute to each provider, shared by all tasks (AGENT_TPM)")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the tasks, model, prices, expected and worst-case cost; call no model; exit 0")
 
 def _tool_flags(p: Any) -> None:
     """Flags for tools and safety."""
@@ -231,6 +235,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "trace_dir": args.trace_dir, "answer_style": args.answer_style,
         "runs_dir": args.runs_dir, "keep_workspaces": args.keep_workspaces,
         "max_cost": args.max_cost, "max_run_cost": args.max_run_cost, "max_tokens_per_task": args.max_tokens_per_task,
+        "rpm": args.rpm, "tpm": args.tpm,
         "cache_dir": args.replay or args.cache, "cache_replay": True if args.replay else None,
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,

@@ -26,3 +26,15 @@ def request_temperature(model: str, configured: float | None, requested: float |
     if keeps_default_temperature(model):
         return None
     return PROJECT_TEMPERATURE if requested is None else requested
+
+
+# Reasoning models spend part of max_tokens thinking before any visible text; a shorter reply budget than this
+# mostly comes back empty (and billed). 1,024 is also the least thinking budget Anthropic's extended thinking takes.
+_THINKS_FIRST = re.compile(r"^(gpt-5|o1|o3|o4|gemini-2\.5|gemini-3)")
+MIN_REPLY, MIN_THINKING_REPLY = 256, 1024
+
+
+def min_completion(model: str) -> int:
+    """The shortest reply budget worth paying for with this model (a spend cap refuses calls below it)."""
+    name = model.lower().partition(":")[2] or model.lower()
+    return MIN_THINKING_REPLY if _THINKS_FIRST.search(name.removeprefix("models/")) else MIN_REPLY

@@ -19,6 +19,7 @@ from core.chat import ChatModel
 from core.errors import LLMFatalError, TaskFileError
 from prompt.memory import memory_for_task
 from providers.budget import RunBudget
+from providers.ratelimit import waiting_as
 from report.markdown import TaskRecord
 from tasks.scoring import grade
 from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, task_key
@@ -136,7 +137,7 @@ class BatchRunner:
         try:
             agent = self.agent_factory(self.settings, llm, workspace, self.model_spec,
                                        self._emitter(task, trace, traced), self.answer_style, summary_llm)
-            with cancellation.scope(stop=self.stop):
+            with cancellation.scope(stop=self.stop), waiting_as(task.id):  # named in the rate limiters' status
                 result = agent.run(prompt if prompt is not None else task_prompt(task))
         except cancellation.StopRequested:
             if traced is not None:

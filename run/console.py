@@ -83,7 +83,9 @@ class ConsoleReporter:
             self.line(f"{tag} ...")
         elif event.kind == "llm_call":
             # what the agent used: anything after a made-up "Observation:" is never acted on
-            self.line(f"{tag} {event.data['model']}: {cut_at_observation(event.data['completion']).strip()}")
+            waited = event.data.get("rate_wait") or 0.0  # the shared rate limit held the call
+            note = f" (waited {waited:.1f} s for the rate limit)" if waited >= 0.1 else ""
+            self.line(f"{tag} {event.data['model']}{note}: {cut_at_observation(event.data['completion']).strip()}")
         elif event.kind == "tool_call":
             obs = truncate_middle(str(event.data.get("observation", "")), 800)
             self.line(f"{tag} Observation: {obs}")

@@ -14,10 +14,12 @@ from typing import Any
 from cache.model import build_model, model_specs
 from config import Settings
 from core.errors import LLMFatalError
+from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES, records_path
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
+from run.estimate import estimate, unbounded_note
 from run.extras import RunExtras
 from run.files import check_outputs
 from run.preflight import check_run
@@ -47,11 +49,15 @@ class Prepared:
     extras: Any
     answer_style: str
     run: Run
+    limits: RateLimits | None = None  # the run's shared rate limiters: limits.status() says who waits, until when
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     tasks = load_tasks(args.tasks, args.attachments)
+    if getattr(args, "estimate", False):  # prices and recorded averages only: no model is called
+        print("\n".join(estimate(len(tasks), settings).lines()))
+        return EXIT_OK
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
     tracing = start_tracing(settings)  # OTEL_EXPORTER_OTLP_ENDPOINT: spans of the run (telemetry/); else None
     code: int | None = None
@@ -63,8 +69,9 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
             tracing.shutdown(code)  # every span sent before exit, also after Ctrl-C
 
 
-def build_models(settings: Settings, output: Path | None) -> tuple[Any, Any]:
-    """Check tools, paths and sandbox, then build the model and the summary model (None: the model itself).
+def build_models(settings: Settings, output: Path | None, limits: RateLimits | None = None) -> tuple[Any, Any]:
+    """Check tools, paths and sandbox, then build the model and the summary model (None: the model itself),
+    both under the shared rate limits (new ones when not given).
 
     Each failure here is exit 2 with nothing spent and nothing written; `output` is the report (None: none).
     """
@@ -72,15 +79,17 @@ def build_models(settings: Settings, output: Path | None) -> tuple[Any, Any]:
     check_run(settings, output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
-    llm = build_model(settings)
-    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
-                            ) if settings.summary_model else None  # built like the main model: cached too
+    limits = limits or RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task
+    llm = build_model(settings, limits=limits)
+    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=()),
+                              limits=limits) if settings.summary_model else None  # built like the main model
     return llm, summary_llm
 
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
     """Tools, paths, sandbox and models, then the run's own directory in the run store (run/store.py)."""
-    llm, summary_llm = build_models(settings, args.output)
+    limits = RateLimits(settings.rpm, settings.tpm)
+    llm, summary_llm = build_models(settings, args.output, limits)
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
@@ -90,7 +99,7 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
     run = RunStore.from_settings(settings).create("batch", str(args.tasks), dataclasses.replace(
         extras.settings, model=spec))
     return Prepared(run.apply(extras.settings), extras.tasks, extras.llm, extras.summary_llm, spec, extras,
-                    answer_style, run)
+                    answer_style, run, limits)
 
 
 def run_batch(args: argparse.Namespace, p: Prepared, tracing: Any = None) -> int:
@@ -116,8 +125,10 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
             stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet,
                              cap=p.settings.max_run_cost) as console:
-            for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
+            notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
+            for notice in notices + ([] if args.quiet else unbounded_note(len(todo), p.settings, p.spec)):
                 console.line(notice)
+            console.tally.extra_from = p.limits.note if p.limits is not None else None  # rate-limit waits
             fatal = _run_tasks(args, p, store, stopper, console, todo, tracing)
             p.extras.before_close(store.meta)
             end = ending(stopper.signum, fatal, p.extras.budget, getattr(args, "argv", None))

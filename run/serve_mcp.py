@@ -10,6 +10,7 @@ from typing import Any
 from cache.model import build_model, model_specs
 from config import load_settings
 from core.errors import ConfigError, LLMFatalError
+from providers.ratelimit import RateLimits
 from run.batch import build_agent
 from tools.web.session import web_session
 
@@ -29,7 +30,7 @@ class Researcher:
 
     def __init__(self, settings: Any) -> None:
         self.settings = settings
-        self.llm = build_model(settings)
+        self.llm = build_model(settings, limits=RateLimits(settings.rpm, settings.tpm))  # shared by concurrent calls
 
     def research(self, question: str, max_steps: int | None = None,
                  on_step: Any = None) -> dict[str, Any]:

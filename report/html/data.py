@@ -33,6 +33,7 @@ class Call:
     retries: int = 0
     cached: bool = False
     purpose: str = "step"  # step | summary | final
+    rate_wait: float = 0.0  # seconds the call waited for a shared rate limit (providers/ratelimit.py)
 
 
 @dataclass
@@ -192,7 +193,8 @@ def _call(event: dict[str, Any], purpose: str) -> Call:
                 cached_tokens=num("cached_tokens") or num("cache_read_tokens"),
                 cost=float(cost) if isinstance(cost, int | float) else None,
                 latency=float(event.get("latency") or 0.0), finish_reason=str(event.get("finish_reason") or ""),
-                retries=num("retries"), cached=bool(event.get("cached")), purpose=purpose)
+                retries=num("retries"), cached=bool(event.get("cached")), purpose=purpose,
+                rate_wait=float(event.get("rate_wait") or 0.0))
 
 
 def thought_of(completion: str) -> str:

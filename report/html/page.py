@@ -324,6 +324,8 @@ def _call_line(c: Call) -> str:
     tags = ""
     if c.retries:
         tags += f'<span class="tag warn">{c.retries} retr{"y" if c.retries == 1 else "ies"}</span>'
+    if c.rate_wait >= 0.1:  # held by --rpm / --tpm, the provider's rate-limit headers or a 429's pause
+        tags += f'<span class="tag warn">waited {c.rate_wait:.1f} s for the rate limit</span>'
     if c.cached:
         tags += '<span class="tag">from cache</span>'
     return esc(" · ".join(b for b in bits if b)) + tags

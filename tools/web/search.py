@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from config import Settings
+from providers.ratelimit import DEFAULT_PAUSE
 from tools.base import Tool, ToolOutput
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.domains import DomainRules
@@ -13,9 +15,11 @@ from tools.web.search_backends import (
     Backend,
     Results,
     SearchBackendError,
+    SearchRateLimitedError,
     default_ddgs_factory,
     make_backends,
 )
+from tools.web.session import session_for
 
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
@@ -73,7 +77,7 @@ class SearchTool(Tool):
         failures: list[str] = []
         for backend in self.backends:
             try:
-                results = backend.search(query, num)
+                results = self._ask(backend, query, num)
             except SearchBackendError as exc:
                 failures.append(str(exc))  # ... and the next backend is asked
                 continue
@@ -85,6 +89,18 @@ class SearchTool(Tool):
         if len(failures) == 1:
             return f"Error: {failures[0]}"
         return f"Error: every search backend failed: {' '.join(failures)}"
+
+
+    def _ask(self, backend: Backend, query: str, num: int) -> Results:
+        """One engine's results, in a turn of its limiter, which the run's tasks share: after a 429 every
+        task's next search with that engine waits out the retry-after (2 s when none was sent)."""
+        limiter = session_for(self.settings).search_limits.limiter(backend.name, limited=False)
+        limiter.acquire(0)
+        try:
+            return backend.search(query, num)
+        except SearchRateLimitedError as exc:
+            limiter.pause_until(time.time() + (exc.retry_after or DEFAULT_PAUSE), f"{backend.label} answered 429")
+            raise
 
 
 def _no_results(query: str) -> str:

@@ -15,10 +15,19 @@ from typing import Any, Protocol
 import httpx
 
 from config import SEARCH_BACKEND_NAMES, Settings
+from providers.common import parse_retry_after
 
 
 class SearchBackendError(Exception):
     """A search backend failed (unreachable, a rejected key, a spent quota, a malformed answer)."""
+
+
+class SearchRateLimitedError(SearchBackendError):
+    """The engine answered 429 (or ddgs hit DuckDuckGo's rate limit): the run's searches with it pause."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after  # the engine's retry-after, in seconds, when it sent one
 
 
 @dataclass
@@ -114,6 +123,9 @@ def _check_status(label: str, response: httpx.Response, key: str | None, quota: 
     said = f": {detail}" if detail else ""
     if key and status in (401, 403):
         raise SearchBackendError(f"{label} rejected the API key (HTTP {status}); check {key}{said}")
+    if status == 429:
+        raise SearchRateLimitedError(f"{label} quota or rate limit exceeded (HTTP {status}){said}",
+                                     parse_retry_after(response.headers))
     if status in quota:
         raise SearchBackendError(f"{label} quota or rate limit exceeded (HTTP {status}){said}")
     raise SearchBackendError(f"{label} answered HTTP {status}{said}")
@@ -285,8 +297,9 @@ class DuckDuckGo:
         except Exception as exc:  # noqa: BLE001 - ddgs wraps many engines and raises their errors
             if "no results" in str(exc).lower():
                 return Results(self.label)
-            kind = "rate-limited" if "ratelimit" in type(exc).__name__.lower() else "failed"
-            raise SearchBackendError(f"DuckDuckGo search {kind}: {exc or type(exc).__name__}") from exc
+            if "ratelimit" in type(exc).__name__.lower():
+                raise SearchRateLimitedError(f"DuckDuckGo search rate-limited: {exc or type(exc).__name__}") from exc
+            raise SearchBackendError(f"DuckDuckGo search failed: {exc or type(exc).__name__}") from exc
         hits = [{"title": r.get("title", ""), "link": r.get("href") or r.get("url", ""),
                  "snippet": r.get("body", ""), "date": r.get("date")} for r in raw or [] if isinstance(r, dict)]
         return Results(self.label, hits[:num])

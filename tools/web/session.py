@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from config import Settings
 from core import cancellation
+from providers.ratelimit import RateLimits
 from tools.web.browser import Browser, RenderedPage
 from tools.web.domains import DomainRules
 from tools.web.errors import RenderError
@@ -36,6 +37,7 @@ class WebSession:
         self.domains = DomainRules.of(settings.allow_domains, settings.block_domains)
         self.policy = UrlPolicy(settings.scrape_allow_private, resolver, address_check, self.domains)
         self.limiter = HostLimiter(settings.host_gap, settings.host_concurrency)
+        self.search_limits = RateLimits()  # one limiter per search backend: a 429 pauses every task's searches
         # --replay never touches the network: the recorded pages were fetched under these rules already.
         use_robots = not (settings.ignore_robots or settings.cache_replay)
         self.robots = RobotsRules(self._get_robots, self.user_agent) if use_robots else None

@@ -1,0 +1,231 @@
+"""Shared rate limits: --rpm/--tpm hold across tasks, the providers' rate-limit headers (through the real SDKs)
+slow the next requests down, a 429 pauses every caller, and the waits show in the status and the completion.
+
+Header names and value formats are the providers' own: OpenAI's from a reply of api.openai.com quoted at
+https://community.openai.com/t/how-to-get-rate-limit-reset-time-for-response-api/1268905 (x-ratelimit-reset-*
+as "12ms", "6m0s"; https://platform.openai.com/docs/guides/rate-limits), Anthropic's from
+https://docs.anthropic.com/en/api/rate-limits (anthropic-ratelimit-*-reset as RFC 3339 times, retry-after in
+seconds on a 429; see also anthropics/anthropic-sdk-typescript#357).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from config import Settings
+from llm import LLMInterface
+from providers.rate_headers import parse_duration, read_rate_headers
+from providers.ratelimit import LocalLimiter, RateLimits, waiting_as
+from tests.fakes.loopback import LoopbackServer, Response
+from tests.fakes.providers import (
+    anthropic_error,
+    anthropic_reply,
+    anthropic_script,
+    openai_error,
+    openai_reply,
+    openai_script,
+)
+
+OPENAI_HEADERS = {  # as api.openai.com sends them (the thread quoted above), at 60 requests a minute, used up
+    "x-ratelimit-limit-requests": "60", "x-ratelimit-limit-tokens": "160000",
+    "x-ratelimit-remaining-requests": "0", "x-ratelimit-remaining-tokens": "159976",
+    "x-ratelimit-reset-requests": "1m0s", "x-ratelimit-reset-tokens": "9ms",
+}
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+class FakeTime:
+    """A wall clock that moves only when somebody sleeps."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+        self.slept: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def limits_on(clock: FakeTime, rpm: int | None = None, tpm: int | None = None) -> RateLimits:
+    return RateLimits(rpm, tpm, factory=lambda name, r, t: LocalLimiter(name, r, t, clock=clock.time,
+                                                                          sleep=clock.sleep), clock=clock.time)
+
+
+def test_openai_reset_durations_are_read() -> None:
+    assert parse_duration("12ms") == pytest.approx(0.012)
+    assert parse_duration("6m0s") == 360.0
+    assert parse_duration("1h2m3.5s") == pytest.approx(3723.5)
+    assert parse_duration("soon") is None
+    read = read_rate_headers(OPENAI_HEADERS, now=0.0)
+    assert read.requests is not None and (read.requests.remaining, read.requests.reset_in) == (0, 60.0)
+    assert read.requests.refill_rate() == 1.0  # the bucket refills 60 requests in 60 s
+    assert read.tokens is not None and read.tokens.remaining == 159976
+
+
+def test_anthropic_token_headers_use_the_limit_in_effect() -> None:
+    reset = "2026-11-25T18:01:00Z"
+    both = {"anthropic-ratelimit-input-tokens-remaining": "30000", "anthropic-ratelimit-input-tokens-reset": reset,
+            "anthropic-ratelimit-output-tokens-remaining": "7000", "anthropic-ratelimit-output-tokens-reset": reset}
+    combined = {**both, "anthropic-ratelimit-tokens-remaining": "25000", "anthropic-ratelimit-tokens-reset": reset}
+    now = datetime(2026, 11, 25, 18, 0, 30, tzinfo=UTC).timestamp()
+    tokens = read_rate_headers(combined, now).tokens
+    assert tokens is not None and (tokens.remaining, tokens.reset_in) == (25000, 30.0)  # "most restrictive"
+    assert read_rate_headers(both, now).tokens.remaining == 7000  # type: ignore[union-attr]
+
+
+def test_rpm_holds_the_next_request_until_the_window_has_room() -> None:
+    clock = FakeTime()
+    limiter = limits_on(clock, rpm=3).limiter("openai")
+    waits = [limiter.acquire(10) for _ in range(3)]
+    clock.now += 10
+    assert waits == [0.0, 0.0, 0.0] and limiter.acquire(10) == pytest.approx(50.0)
+
+
+def test_tpm_counts_the_tokens_really_used_once_a_reply_is_in() -> None:
+    clock = FakeTime()
+    limiter = limits_on(clock, tpm=10_000).limiter("openai")
+    limiter.acquire(8_000)  # prompt + max_tokens, as the request is sent
+    limiter.observe({}, 1_000)  # the reply used far less
+    assert limiter.acquire(8_000) == 0.0  # 9,000 of 10,000: it fits
+    assert limiter.acquire(8_000) == pytest.approx(60.0)  # 17,000 would not: wait for the window
+
+
+def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_refill_rate() -> None:
+    clock = FakeTime()
+    reply = openai_reply("Final Answer: 4", 10, 5)
+    with LoopbackServer(openai_script(Response(200, reply.body, headers=OPENAI_HEADERS))) as server:
+        settings = Settings(model="openai:gpt-4.1-mini", openai_api_key="k", openai_base_url=server.url + "/v1")
+        llm = LLMInterface.from_spec("openai:gpt-4.1-mini", settings, limits=limits_on(clock),
+                                     sleep=clock.sleep, clock=clock.time)
+        first = llm.complete(MESSAGES)  # type: ignore[arg-type]
+        limiter = llm.backends[0].limiter  # type: ignore[attr-defined]
+        limiter.state.grants.clear()  # only what the headers say counts here
+        waits = [limiter.acquire(10) for _ in range(3)]  # three more tasks ask at once
+    assert dict(first.rate_headers)["x-ratelimit-remaining-requests"] == "0"
+    assert first.rate_wait == 0.0
+    assert waits == [pytest.approx(1.0), pytest.approx(1.0), pytest.approx(1.0)]  # one a second, not all at once
+
+
+def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_the_reset() -> None:
+    clock = FakeTime()
+    clock.now = float(int(clock.now))  # whole seconds, like the header's time
+    reset = datetime.fromtimestamp(clock.now + 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    headers = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
+               "anthropic-ratelimit-requests-reset": reset, "anthropic-ratelimit-tokens-remaining": "40000",
+               "anthropic-ratelimit-tokens-reset": reset}
+    reply = anthropic_reply("Final Answer: 4")
+    with LoopbackServer(anthropic_script(Response(200, reply.body, headers=headers))) as server:
+        settings = Settings(model="anthropic:claude-haiku-4-5", anthropic_api_key="k", anthropic_base_url=server.url)
+        llm = LLMInterface.from_spec("anthropic:claude-haiku-4-5", settings, limits=limits_on(clock),
+                                     sleep=clock.sleep, clock=clock.time)
+        llm.complete(MESSAGES)  # type: ignore[arg-type]
+        second = llm.complete(MESSAGES)  # type: ignore[arg-type]
+    assert second.rate_wait == pytest.approx(1.2)  # 50 requests refill in 60 s: the next one in 1.2 s
+
+
+def test_a_429_pauses_every_task_on_that_provider_until_its_retry_after() -> None:
+    clock = FakeTime()
+    limits = limits_on(clock)
+    script = openai_script(openai_error(429, "Rate limit reached for gpt-4.1-mini", type_="requests",
+                                        code="rate_limit_exceeded", headers={"retry-after": "7"}),
+                           openai_reply("Final Answer: 4"))
+    with LoopbackServer(script) as server:
+        settings = Settings(model="openai:gpt-4.1-mini", openai_api_key="k", openai_base_url=server.url + "/v1")
+        llm = LLMInterface.from_spec("openai:gpt-4.1-mini", settings, limits=limits, sleep=clock.sleep,
+                                     clock=clock.time)
+        reply = llm.complete(MESSAGES)  # type: ignore[arg-type]
+    assert reply.text == "Final Answer: 4" and reply.rate_wait == pytest.approx(7.0)
+    paused_at = clock.now
+    clock.now -= 5  # another task asks while the pause still has 5 s to run
+    assert limits.limiter("openai").acquire(10) == pytest.approx(5.0)
+    assert clock.now == pytest.approx(paused_at)
+
+
+def test_the_status_names_who_waits_until_when() -> None:
+    limits = RateLimits()
+    limiter = limits.limiter("anthropic")
+    seen: list[object] = []
+
+    def task() -> None:
+        with waiting_as("task-7"):
+            limiter.acquire(10)
+
+    pause_end = time.time() + 0.3
+    limiter.pause_until(pause_end, "anthropic:claude-haiku-4-5 answered 429")
+    waiter = threading.Thread(target=task)
+    waiter.start()
+    while not limits.status() and waiter.is_alive():
+        time.sleep(0.01)
+    seen.extend(limits.status())
+    note = limits.note()
+    waiter.join()
+    [status] = seen
+    assert status.name == "anthropic" and status.waiting == ("task-7",)  # type: ignore[attr-defined]
+    assert status.until == pytest.approx(pause_end, abs=1e-3)  # type: ignore[attr-defined]
+    assert status.reason == "anthropic:claude-haiku-4-5 answered 429"  # type: ignore[attr-defined]
+    assert note.startswith("1 task(s) waiting") and "for anthropic (anthropic:claude-haiku-4-5 answered 429)" in note
+    assert limits.status() == [] and limits.note() == ""  # nobody waits any more
+
+
+def test_a_429_from_anthropic_without_retry_after_still_pauses_the_provider() -> None:
+    clock = FakeTime()
+    limits = limits_on(clock)
+    script = anthropic_script(anthropic_error(429, "Number of request tokens has exceeded your per-minute rate limit",
+                                              type_="rate_limit_error"), anthropic_reply("Final Answer: 4"))
+    with LoopbackServer(script) as server:
+        settings = Settings(model="anthropic:claude-haiku-4-5", anthropic_api_key="k", anthropic_base_url=server.url)
+        llm = LLMInterface.from_spec("anthropic:claude-haiku-4-5", settings, limits=limits, sleep=clock.sleep,
+                                     clock=clock.time)
+        assert llm.complete(MESSAGES).text == "Final Answer: 4"  # type: ignore[arg-type]
+    assert clock.slept and clock.slept[0] == pytest.approx(2.0)  # DEFAULT_PAUSE, shared instead of a backoff
+
+
+def test_a_serper_429_pauses_the_searches_of_every_task_of_the_run() -> None:
+    from tests.fakes.loopback import routes
+    from tests.test_search import DDG_RESULTS, FakeDDGS
+    from tools.web.search import SearchTool
+    from tools.web.session import web_session
+
+    arrivals: list[float] = []
+    answers = [Response(429, {"message": "Too many requests"}, headers={"retry-after": "0.5"}),
+               Response(200, {"organic": [{"title": "T", "link": "https://a.example/", "snippet": "s"}]})]
+
+    def serper(req: object) -> Response:
+        arrivals.append(time.time())
+        return answers.pop(0)
+
+    with LoopbackServer(routes({"/search": serper})) as server:
+        settings = Settings(serper_api_key="k", serper_base_url=server.url)
+        with web_session(settings):  # the run's session: every task's search tool shares its limiters
+            first = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
+            second = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(DDG_RESULTS)).run(query="q")
+    assert "Results from DuckDuckGo instead" in str(getattr(first, "text", first)) and "https://a.example/" in second
+    assert arrivals[1] - arrivals[0] >= 0.45  # the second task's search waited out the first one's 429
+
+
+def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    from pathlib import Path
+
+    import main
+    from providers import ratelimit
+
+    monkeypatch.setattr(ratelimit, "WINDOW", 0.6)  # "a minute" of 0.6 s: the test waits that long, once
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    Path("tasks.txt").write_text("\n\n".join(f"Question {n}?" for n in range(4)) + "\n")
+    with LoopbackServer(openai_script(openai_reply("Final Answer: 4"))) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--concurrency", "4", "--rpm", "2",
+                          "--trace-dir", "traces", "-q"])
+    waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").glob("*.jsonl")
+                   for line in trace.read_text().splitlines() if json.loads(line)["kind"] == "llm_call")
+    assert code == 0 and len(waits) == 4
+    assert waits[:2] == [0.0, 0.0] and min(waits[2:]) > 0.3  # two went at once, two waited for the window
+    assert Path("results.html").read_text().count("s for the rate limit") == 2  # in the tasks' timelines
