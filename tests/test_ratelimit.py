@@ -224,7 +224,7 @@ def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.Monk
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "--concurrency", "4", "--rpm", "2",
                           "--trace-dir", "traces", "-q"])
-    waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").glob("*.jsonl")
+    waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").rglob("*.jsonl")
                    for line in trace.read_text().splitlines() if json.loads(line)["kind"] == "llm_call")
     assert code == 0 and len(waits) == 4
     assert waits[:2] == [0.0, 0.0] and min(waits[2:]) > 0.3  # two went at once, two waited for the window
