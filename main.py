@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
     p = argparse.ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
-                                    "(and results.html). Other commands: report, cache, serve-mcp.",
+                                    "(and results.html). Other commands: ask, chat, runs, report, cache, serve-mcp.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     for title, add in (("tasks and outputs", _task_flags), ("models", _model_flags),

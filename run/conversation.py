@@ -119,7 +119,12 @@ class Conversation:
             object.__setattr__(task, "_key", task_key(f"{run.id}/{number}/{question}"))
             prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.answered],
                                       self._history_room()) + _attached(files)
-            record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
+            try:
+                record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
+            except BaseException:  # LLMFatalError (a bad key): the run says it failed, the caller says why
+                run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns), cost=self.cost(),
+                           status="failed")
+                raise
             turn = Turn(number, question, record, [f.name for f in files])
             self.turns.append(turn)
             with run.records.open("a", encoding="utf-8") as f:

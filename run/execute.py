@@ -120,7 +120,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
     html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec})
     keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), stopper.requested)
     if not args.quiet:
-        for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
+        for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks); run {p.run.id} kept in "
+                       f"{p.run.dir} (python main.py runs)",
                        *sources_summary(list(store.records.values())), *finish_notices(store)]:
             console.line(notice)
     return exit_code(p, store.records, stopper)
