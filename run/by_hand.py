@@ -107,18 +107,17 @@ def chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _read_line(tty: bool) -> str | None:
-    """The next line; None at end of input. On a terminal Ctrl-C at the prompt clears the line."""
-    if not tty:
-        line = sys.stdin.readline()
-        return line or None
+    """The next line; None at end of input. Ctrl-C between questions does not end the session."""
     while True:
         try:
+            if not tty:
+                return sys.stdin.readline() or None
             return input("? ")
         except EOFError:
             print(file=sys.stderr)
             return None
         except KeyboardInterrupt:
-            print("\n(Ctrl-D or /exit leaves)", file=sys.stderr)
+            print("\n(no answer is running; Ctrl-D or /exit leaves)", file=sys.stderr, flush=True)
 
 
 def _command(conv: Conversation, line: str) -> bool:

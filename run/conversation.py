@@ -156,7 +156,7 @@ class Conversation:
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
             record = runner.run_task(task, workspace, prompt)
         if record is None:
-            record = TaskRecord(task.key, task.id, task.index, task.text, STOPPED, error="stopped by the user")
+            record = TaskRecord(task.key, task.id, task.index, task.text, STOPPED)  # Ctrl-C: no answer
         record.model = self.spec
         return record
 
