@@ -141,3 +141,33 @@ def test_a_stopped_answer_ends_that_question_not_the_conversation(lyon: Loopback
     assert [t.record.status for t in view.turns] == ["stopped", "answered"]
     with pytest.raises(RuntimeError):
         view.ask("more?")
+
+
+def test_ctrl_c_in_chat_stops_the_answer_and_the_next_question_is_answered(tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    asked, released = threading.Event(), threading.Event()
+
+    def handle(req: Request) -> Response:
+        if "first" in _prompt(req):
+            asked.set()
+            released.wait(60)  # held until the test has pressed Ctrl-C
+            return openai_reply('Thought: note it\nAction: write_file\nAction Input: {"path": "a.txt", "content": "x"}')
+        return openai_reply("Thought: easy\nFinal Answer: the second answer")
+
+    with LoopbackServer(handle) as server:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.url + "/v1", "AGENT_SEARCH": "0"}
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "chat", "--model", MODEL], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None
+        proc.stdin.write("the first question\n")
+        proc.stdin.flush()
+        assert asked.wait(60)
+        proc.send_signal(signal.SIGINT)
+        released.set()
+        proc.stdin.write("the second question\n")
+        out, err = proc.communicate(timeout=120)  # then end of input: the session ends
+    assert proc.returncode == 0, err
+    assert "stopping this answer" in err
+    assert out.index("(no answer: stopped)") < out.index("the second answer")
