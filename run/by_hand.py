@@ -131,8 +131,9 @@ def _command(conv: Conversation, line: str) -> bool:
                         for s in sources) or "no sources read yet", flush=True)
     elif name == "/cost":
         cost = conv.cost()
-        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over "
-              f"{len(conv.turns)} question(s)", flush=True)
+        stopped = sum(t.record.status == STOPPED for t in conv.turns)
+        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over {len(conv.turns)} "
+              f"question(s){f' (not counting {stopped} stopped answer(s))' if stopped else ''}", flush=True)
     elif name == "/save" and rest.strip():
         path = Path(rest.strip()).expanduser()
         try:

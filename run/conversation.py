@@ -176,8 +176,9 @@ class Conversation:
         return conversation_sources([self._past(t) for t in self.turns])
 
     def cost(self) -> float | None:
-        """USD spent over every turn; None when a model's price is unknown."""
-        costs = [t.record.cost for t in self.turns]
+        """USD spent over the turns; None when a model's price is unknown. A stopped answer's spend is lost
+        with it (the batch does not record a task stopped midway either) and is not counted."""
+        costs = [t.record.cost for t in self.turns if t.record.status != STOPPED]
         return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
 
     def transcript_markdown(self) -> str:
