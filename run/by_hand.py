@@ -12,7 +12,8 @@ from typing import TextIO
 
 from config import Settings
 from core.errors import TaskFileError
-from run.conversation import STOPPED, Conversation, StepEvent, Turn
+from report.markdown import DONE_STATUSES, TaskRecord
+from run.conversation import STOPPED, Conversation, StepEvent
 from run.stopping import Stopper
 from run.store import RunStore
 
@@ -45,9 +46,8 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
     return show
 
 
-def answer_text(turn: Turn) -> str:
+def answer_text(r: TaskRecord) -> str:
     """The answer and its numbered sources as stdout shows them."""
-    r = turn.record
     missing = f"(no answer: {r.status}{': ' + r.error if r.error else ''})"
     lines = [r.answer.strip() if r.answer else missing]
     read = [s for s in r.sources if s.get("read", True)]
@@ -56,7 +56,7 @@ def answer_text(turn: Turn) -> str:
     return "\n".join(lines)
 
 
-def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> Turn:
+def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> TaskRecord:
     """One question with Ctrl-C stopping it (a second Ctrl-C quits at once)."""
     with Stopper(STOP_ANSWER) as stopper:
         return conv.ask(question, files, on_event=None if quiet else step_printer(sys.stderr), stop=stopper.event)
@@ -69,16 +69,16 @@ def ask(args: argparse.Namespace, settings: Settings) -> int:
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
     conv = Conversation(settings, RunStore.from_settings(settings), kind="ask")
-    turn = _ask_once(conv, args.question, files, args.quiet)
+    record = _ask_once(conv, args.question, files, args.quiet)
     if args.json:
-        print(json.dumps({"run": conv.id, **asdict(turn.record)}, ensure_ascii=False, indent=1))
+        print(json.dumps({"run": conv.id, **asdict(record)}, ensure_ascii=False, indent=1))
     else:
-        print(answer_text(turn))
+        print(answer_text(record))
     if not args.quiet:
         print(f"run {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
-    if turn.record.status == STOPPED:
+    if record.status == STOPPED:
         return 130
-    return EXIT_OK if turn.answered else EXIT_NOT_ANSWERED
+    return EXIT_OK if record.status in DONE_STATUSES else EXIT_NOT_ANSWERED
 
 
 def chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -98,8 +98,7 @@ def chat(args: argparse.Namespace, settings: Settings) -> int:
             if not _command(conv, line):
                 break
             continue
-        turn = _ask_once(conv, line, [], args.quiet)
-        print(answer_text(turn), flush=True)
+        print(answer_text(_ask_once(conv, line, [], args.quiet)), flush=True)
         print(flush=True)
     if conv.id and not args.quiet:
         print(f"conversation {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
