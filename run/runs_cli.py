@@ -61,10 +61,11 @@ def main(argv: list[str]) -> int:
 def run_line(r: Run) -> str:
     """One run as `main.py runs` lists it."""
     i = r.info
+    status = "died" if i.status == "running" and r.ended else i.status  # its process is gone without a word
     cost = "n/a" if i.cost is None else f"${i.cost:.4f}"
     title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
     outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
-    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {i.status:<8} {f'{i.answered}/{i.tasks}':>9} "
+    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} {f'{i.answered}/{i.tasks}':>9} "
             f"{cost:>9}  {title}  →  {outputs}")
 
 
