@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -16,6 +17,9 @@ from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.stopping import Stopper
 from run.store import RunStore
+
+with contextlib.suppress(ImportError):  # not on every platform
+    import readline  # noqa: F401  (chat's prompt gets line editing and history through input())
 
 EXIT_OK, EXIT_NOT_ANSWERED = 0, 1
 LINE_CHARS = 240  # a step's line on stderr is cut here: the trace keeps it whole
