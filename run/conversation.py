@@ -120,7 +120,7 @@ class Conversation:
             task = Task(number, question, f"turn-{number}")
             # A key per turn, not per text: asking the same question again is a new record, not a replacement.
             object.__setattr__(task, "_key", task_key(f"{run.id}/{number}/{question}"))
-            prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.answered],
+            prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.record.answer],
                                       self._history_room()) + _attached(files)
             try:
                 record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
@@ -145,7 +145,7 @@ class Conversation:
                   on_event: Callable[[StepEvent], None] | None, stop: threading.Event) -> TaskRecord:
         """Run the task as a batch would; a stopped one, or one the run's cost cap refuses, still gives a record."""
         if self.budget is not None and not self.budget.may_start():
-            return TaskRecord(task.key, task.id, task.index, task.text, "budget", model=self.spec,
+            return TaskRecord(task.key, task.id, task.index, task.text, "budget", model=self.spec, cost=0.0,
                               error=f"not started: {self.budget.exhausted}")
         sink = _event_sink(task.index, on_event)
         runner = BatchRunner(settings, self.llm, self.spec, lambda record: None, sink, self.summary_llm,
