@@ -172,3 +172,13 @@ def test_ctrl_c_in_chat_stops_the_answer_and_the_next_question_is_answered(tmp_p
     assert proc.returncode == 0, err
     assert "stopping this answer" in err
     assert out.index("(no answer: stopped)") < out.index("the second answer")
+
+
+def test_the_runs_cost_cap_covers_the_whole_conversation(lyon: LoopbackServer) -> None:
+    proc = _main(lyon, "chat", "-q", "--max-run-cost", "0.00001",
+                 stdin="How many people lived in Lyon in 2010?\nand in 2020?\n")
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.strip().split("\n\n")[:2]
+    assert first.startswith("(no answer: budget: the run's cost cap")  # the cap stopped the first question ...
+    assert second.startswith("(no answer: budget: not started")  # ... and no later question starts
+    assert lyon.model_requests == []  # type: ignore[attr-defined]  # a call that could pass the cap is never sent
