@@ -61,9 +61,10 @@ def answer_text(r: TaskRecord) -> str:
 
 
 def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> TaskRecord:
-    """One question with Ctrl-C stopping it (a second Ctrl-C quits at once)."""
+    """One question with Ctrl-C stopping it (a second Ctrl-C quits at once); its record."""
     with Stopper(STOP_ANSWER) as stopper:
-        return conv.ask(question, files, on_event=None if quiet else step_printer(sys.stderr), stop=stopper.event)
+        printer = None if quiet else step_printer(sys.stderr)
+        return conv.ask(question, files, on_event=printer, stop=stopper.event).record
 
 
 def ask(args: argparse.Namespace, settings: Settings) -> int:

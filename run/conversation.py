@@ -4,11 +4,11 @@ Use (the `ask` and `chat` commands and the local web app all go through this)::
 
     store = RunStore.from_settings(settings)
     chat = Conversation(settings, store)                  # checks tools, paths and the model: ConfigError if not
-    record = chat.ask("Population of Lyon in 2010?", on_event=print, stop=threading.Event())
-    record.answer, record.sources, record.status, record.cost   # a TaskRecord, like a batch task's
+    turn = chat.ask("Population of Lyon in 2010?", on_event=print, stop=threading.Event())
+    turn.record.answer, turn.record.sources               # a TaskRecord, like a batch task's
     chat.ask("and in 2020?")                              # the prompt carries question 1, its answer, its sources
     chat.sources(); chat.cost(); chat.transcript_markdown()
-    chat.turns                                            # [Turn(number, question, record, attachments)]
+    chat.turns                                            # every Turn(number, question, record, attachments)
     again = Conversation.open(store, chat.id)             # a read-only view of the stored turns
     Conversation(settings, store, kind="ui")              # the web app's conversations are listed as "ui"
 
@@ -104,11 +104,12 @@ class Conversation:
 
     def ask(self, question: str, attachments: Iterable[str | Path] = (),
             on_event: Callable[[StepEvent], None] | None = None,
-            stop: threading.Event | None = None) -> TaskRecord:
+            stop: threading.Event | None = None) -> Turn:
         """Answer one question (with files copied into the workspace); `stop.set()` ends it at the next step.
 
-        Returns the question's record (also kept as `self.turns[-1]`), also when stopped (status "stopped",
-        no answer) or refused by the run's cost cap (status "budget"); LLMFatalError propagates.
+        Returns the turn (also kept as `self.turns[-1]`; `.record` is its TaskRecord), also when stopped
+        (status "stopped", no answer) or refused by the run's cost cap (status "budget"); LLMFatalError
+        propagates.
         """
         if self.settings is None:
             raise RuntimeError("this conversation was opened read-only; open it with settings to continue")
@@ -128,11 +129,12 @@ class Conversation:
                 run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns), cost=self.cost(),
                            status="failed")
                 raise
-            self.turns.append(Turn(number, question, record, [f.name for f in files]))
+            turn = Turn(number, question, record, [f.name for f in files])
+            self.turns.append(turn)
             with run.records.open("a", encoding="utf-8") as f:
                 f.write(record_line(record))
             run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns), cost=self.cost())
-            return record
+            return turn
 
     def _run(self, question: str) -> Run:
         if self.run is None:

@@ -132,11 +132,11 @@ def test_a_stopped_answer_ends_that_question_not_the_conversation(lyon: Loopback
             stop.set()  # the user presses Ctrl-C while the page is being read
 
     first = chat.ask("How many people lived in Lyon in 2010?", on_event=watch, stop=stop)
-    assert first.status == "stopped" and first.answer is None
+    assert first.record.status == "stopped" and first.record.answer is None
     assert kinds[:2] == ["thought", "action"] and "answer" not in kinds
     second = chat.ask("How many people lived in Lyon in 2010?")
-    assert second.answer == FIRST and second.index == 2
-    assert chat.cost() == second.cost and (second.cost or 0) > 0  # the stopped one is not counted
+    assert second.record.answer == FIRST and second.number == 2
+    assert chat.cost() == second.record.cost and (second.record.cost or 0) > 0  # the stopped one is not counted
     assert "Question 1" not in _prompt_of(lyon.model_requests[-1])  # type: ignore[attr-defined]  # not answered
     view = Conversation.open(RunStore.from_settings(settings), str(chat.id))
     assert [t.record.status for t in view.turns] == ["stopped", "answered"]
