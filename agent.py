@@ -55,6 +55,7 @@ class Step:
     observation: str = ""
     duration: float = 0.0
     error: str | None = None
+    failures: list[str] = field(default_factory=list)  # a call's recovered failures (a search backend down)
 
 
 @dataclass
@@ -116,9 +117,12 @@ class AgentResult:
 
     @property
     def tool_failures(self) -> list[dict[str, Any]]:
-        """Each failed tool call (raised, or answered `Error: ...`): its step, tool and error line."""
-        return [{"step": s.number, "tool": s.action, "error": s.observation.strip().splitlines()[0][:500]}
-                for s in self.steps if s.error == "tool" and s.observation.strip()]
+        """Each failed tool call (raised, or answered `Error: ...`) and each failure a call recovered from (a search
+        backend that failed before another answered): its step, tool and error line."""
+        failed = [{"step": s.number, "tool": s.action, "error": s.observation.strip().splitlines()[0][:500]}
+                  for s in self.steps if s.error == "tool" and s.observation.strip()]
+        recovered = [{"step": s.number, "tool": s.action, "error": f[:500]} for s in self.steps for f in s.failures]
+        return sorted(failed + recovered, key=lambda f: f["step"])  # a recovered one is still a failure to see
 
     @property
     def cost(self) -> float | None:
@@ -232,6 +236,7 @@ class _Run:
             output, step.error = error_output(exc), "tool"
         except Exception as exc:  # a tool bug must not end the task: the model sees it and goes on
             output, step.error = ToolOutput(f"Error: {type(exc).__name__}: {exc}"), "tool"
+        step.failures = list(output.failures)
         if output.text.startswith("Error:"):
             step.error = "tool"  # also a failure the tool wrote as text (search's DNS error): listed under the task
         for completion in output.usage:  # a tool's own model calls (look, transcribe) count in the task's usage

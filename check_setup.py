@@ -29,6 +29,7 @@ from tools.web.browser_launch import INSTALL_HINT
 from tools.web.errors import FetchError
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
+from tools.web.search_backends import SearchBackendError
 from tools.web.session import WebSession
 
 REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google-genai"),
@@ -136,26 +137,33 @@ def probe_model(llm: Any) -> Check:
 
 
 def check_search(settings: Any, offline: bool) -> Check:
-    """Serper with a key, DuckDuckGo without: one live search; a failure fails the check (tasks would answer
-    from memory) unless search is turned off (AGENT_SEARCH=0)."""
+    """The search backends in their order (SEARCH_BACKENDS), asked as a run asks them, until one answers: all
+    failing fails the check (tasks would answer from memory) unless search is off (AGENT_SEARCH=0); a failing
+    backend before the one that answered is a warning."""
     if not settings.search:
         return Check("search", OK, "turned off (AGENT_SEARCH=0): tasks get no search tool")
-    if settings.serper_api_key:
-        name, backend = "Serper", f"Serper (SERPER_API_KEY {mask(settings.serper_api_key)})"
-    else:
-        name, backend = "DuckDuckGo", "DuckDuckGo via ddgs (no key needed; set SERPER_API_KEY for Google results)"
+    keys = {"serper": settings.serper_api_key, "brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
+    backends = SearchTool(settings).backends
+    order = "order " + " → ".join(b.label + (f" ({b.name.upper()}_API_KEY {mask(keys[b.name])})" if keys.get(
+        b.name) else "") for b in backends)
     if offline:
-        return Check("search", OK, backend + "; not contacted (--offline)")
-    out = str(SearchTool(settings).run(query="Python programming language", num_results=1))
-    first = out.strip().splitlines()[0] if out.strip() else ""
-    if out.startswith("Error"):
-        return Check("search", FAIL, f"{name} search failed: {first.removeprefix('Error: ')[:300]}",
-                     "fix the network (DNS, proxy, firewall) or SERPER_API_KEY; without search every task answers "
-                     "from the model's memory. To run without search on purpose: AGENT_SEARCH=0")
-    if first.startswith("Note:"):  # Serper failed and DuckDuckGo answered instead
-        return Check("search", WARN, f"{backend}; Serper failed, DuckDuckGo answered: {first[6:200]}",
-                     "check SERPER_API_KEY and SERPER_BASE_URL")
-    return Check("search", OK, backend + "; answered")
+        return Check("search", OK, order + "; not contacted (--offline)")
+    answered, failed = [], []
+    for backend in backends:
+        try:
+            backend.search("Python programming language", 1)
+            answered.append(backend.label)
+            break
+        except SearchBackendError as exc:
+            failed.append(f"{backend.label} search failed: {exc}")
+    if not answered:
+        return Check("search", FAIL, f"{order}; {' '.join(failed)[:400]}",
+                     "fix the network (DNS, proxy, firewall), the keys or SEARCH_BACKENDS; without search every "
+                     "task answers from the model's memory. To run without search on purpose: AGENT_SEARCH=0")
+    if failed:
+        return Check("search", WARN, f"{order}; {' '.join(failed)[:300]} ({answered[0]} answered)",
+                     "a run fails over to the next backend; fix the key, URL or quota of the one that failed")
+    return Check("search", OK, f"{order}; {answered[0]} answered")
 
 
 def check_workspace(settings: Any) -> Check:

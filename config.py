@@ -29,6 +29,9 @@ def _list(value: str) -> tuple[str, ...]:
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
+# The search tool's backends (tools/web/search_backends.py), in the order used when SEARCH_BACKENDS is unset.
+SEARCH_BACKEND_NAMES = ("serper", "brave", "tavily", "searxng", "duckduckgo")
+
 # field -> (smallest allowed value, whether the smallest itself is allowed)
 _LIMITS: dict[str, tuple[float, bool]] = {
     "task_timeout": (0, False), "request_timeout": (0, False), "python_timeout": (0, False),
@@ -38,7 +41,8 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "host_gap": (0, True), "host_concurrency": (1, True), "browser_pages": (1, True),
 }
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
-          "context_budget": "--context-budget", "host_gap": "--host-gap"}
+          "context_budget": "--context-budget", "host_gap": "--host-gap",
+          "search_backends": "--search-backends"}
 
 
 def parse_bool(value: str) -> bool:
@@ -117,6 +121,14 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("ollama_base_url", ("OLLAMA_BASE_URL",), str),
     ("serper_api_key", ("SERPER_API_KEY",), str),
     ("serper_base_url", ("SERPER_BASE_URL",), str),
+    ("search_backends", ("SEARCH_BACKENDS",), lambda v: tuple(x.lower() for x in _list(v))),
+    ("searxng_url", ("SEARXNG_URL",), str),
+    ("brave_api_key", ("BRAVE_API_KEY",), str),
+    ("brave_base_url", ("BRAVE_BASE_URL",), str),
+    ("tavily_api_key", ("TAVILY_API_KEY",), str),
+    ("tavily_base_url", ("TAVILY_BASE_URL",), str),
+    ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
+    ("arxiv_api_url", ("ARXIV_API_URL",), str),
     ("max_steps", ("AGENT_MAX_STEPS",), int),
     ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), int),
     ("task_timeout", ("AGENT_TASK_TIMEOUT",), float),
@@ -183,6 +195,14 @@ class Settings:
     ollama_base_url: str = "http://localhost:11434/v1"
     serper_api_key: str | None = None
     serper_base_url: str = "https://google.serper.dev"
+    search_backends: tuple[str, ...] = ()  # the search tool's order; () = every configured one, then DuckDuckGo
+    searxng_url: str | None = None  # a SearXNG instance with format=json enabled
+    brave_api_key: str | None = None
+    brave_base_url: str = "https://api.search.brave.com"
+    tavily_api_key: str | None = None
+    tavily_base_url: str = "https://api.tavily.com"
+    wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"  # a MediaWiki action API (another language, a mirror)
+    arxiv_api_url: str = "https://export.arxiv.org/api/query"  # the arXiv API's Atom query endpoint
     max_steps: int = 15
     max_format_errors: int = 3
     task_timeout: float = 900.0
@@ -308,6 +328,21 @@ def _validate(s: Settings) -> None:
         raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
     if s.render not in {"auto", "off"}:
         raise ConfigError("SCRAPE_RENDER must be auto or off", "render")
+    _validate_search(s)
+
+
+def _validate_search(s: Settings) -> None:
+    """SEARCH_BACKENDS names known backends, each with the key or URL it needs."""
+    needs = {"serper": ("serper_api_key", "SERPER_API_KEY"), "brave": ("brave_api_key", "BRAVE_API_KEY"),
+             "tavily": ("tavily_api_key", "TAVILY_API_KEY"), "searxng": ("searxng_url", "SEARXNG_URL")}
+    for name in s.search_backends:
+        if name not in SEARCH_BACKEND_NAMES:
+            raise ConfigError(f"{setting_name('search_backends')}: unknown backend {name!r} (choose from "
+                              f"{', '.join(SEARCH_BACKEND_NAMES)})", "search_backends")
+        field, variable = needs.get(name, ("", ""))
+        if field and not getattr(s, field):
+            raise ConfigError(f"{setting_name('search_backends')} names {name} but {variable} is not set",
+                              "search_backends")
 
 
 def _validate_caps(s: Settings) -> None:

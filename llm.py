@@ -21,7 +21,7 @@ from providers.errors import AccountBlockedError
 from providers.families import request_temperature
 from providers.pricing import context_window as lookup
 from providers.pricing import cost_usd, load_prices
-from providers.reachability import Reachability
+from providers.reachability import REFUSED_RETRY, Reachability, unreachable_reason
 from providers.registry import PROVIDERS, make_backend
 
 # The facade: provider:model specs, retries, the unsupported-parameter memory, fallback models, cost.
@@ -136,7 +136,7 @@ class LLMInterface:
         self._sleep = sleep
         self._clock = clock
         self._rejected = _REJECTED if rejected is None else rejected
-        self._reach = Reachability()
+        self._reach = Reachability(clock=clock)
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
         self._prices = load_prices(settings.prices_file)
 
@@ -264,6 +264,8 @@ class LLMInterface:
                 hinted = getattr(exc, "retry_after", None)
                 # A server-given wait is kept as is: a longer one than the cap fails the call (see stop).
                 planned[state.attempt_number] = min(backoff(state), s.max_retry_wait) if hinted is None else hinted
+                if exc is not None and unreachable_reason(exc):  # refused: a restart is found at once, a dead
+                    planned[state.attempt_number] = min(planned[state.attempt_number], REFUSED_RETRY)  # server soon
             return planned[state.attempt_number]
 
         def stop(state: tenacity.RetryCallState) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteErr
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 
 # Each command imports its own package when it runs (the imports below marked "start-up"): loading the
 # agent, its tools and the report modules takes ~0.25 s that --help, --version and `main.py cache` need not wait.
@@ -63,16 +65,29 @@ def _runs(argv: list[str]) -> int:
     return guarded(lambda: runs(argv))
 
 
+def _ui(argv: list[str]) -> int:
+    """`main.py ui [--port PORT]`: the local web app, with the model, limit, tool and cache flags of `chat`."""
+    p = question_parser("chat")
+    p.prog, p.description = "main.py ui", "Serve the local web app on 127.0.0.1: ask, watch, stop, follow up."
+    p.add_argument("--port", type=int, default=8770, help="port on 127.0.0.1 (default 8770; 0: any free)")
+    args = p.parse_args(argv)
+    from ui.server import serve  # start-up: only this command needs it (and Starlette)
+
+    return guarded(lambda: serve(settings_from_args(args), args.port))
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache,
                                                       "ask": _ask, "chat": _chat, "runs": _runs}
+SUBCOMMANDS["ui"] = _ui
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
     p = argparse.ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
-                                    "(and results.html). Other commands: ask, chat, runs, report, cache, serve-mcp.",
+                                    "(and results.html). Other commands: ask, chat, runs, report, cache, "
+                                    "serve-mcp, ui.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     for title, add in (("tasks and outputs", _task_flags), ("models", _model_flags),
@@ -92,8 +107,8 @@ def _task_flags(p: Any) -> None:
     p.add_argument("-o", "--output", type=Path, default=Path("results.md"), help="report path (default results.md)")
     p.add_argument("--resume", action="store_true", help="keep finished results; run only missing or errored tasks")
     p.add_argument("--no-html", action="store_true", help="do not write results.html beside the report")
-    p.add_argument("--serve", nargs="?", type=int, const=8765, metavar="PORT",
-                   help="serve the live report on 127.0.0.1 while the run goes (default port 8765; 0: any free)")
+    p.add_argument("--serve", type=int, metavar="PORT", help="--serve[=PORT]: serve the live report on 127.0.0.1 "
+                   "while the run goes (default port 8765; 0: any free); the URL printed carries its token")
     p.add_argument("--trace-dir", type=Path, help="directory for per-task JSONL traces (default traces/)")
     p.add_argument("--no-trace", action="store_true", help="write no trace files")
     add_store_flags(p)
@@ -152,6 +167,8 @@ def _tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--search-backends", metavar="LIST", help="comma list: search engines to ask in this order, "
+                   "the next when one fails (serper, brave, tavily, searxng, duckduckgo)")
     p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")
     p.add_argument("--ignore-robots", action="store_true", default=None,
                    help="fetch pages even where a site's robots.txt disallows them (obeyed by default)")
@@ -191,9 +208,15 @@ def question_parser(command: str) -> argparse.ArgumentParser:
     return p
 
 
+SERVE_PORT = 8765  # a bare --serve
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse the command line."""
-    return build_parser().parse_args(argv)
+    """Parse the command line; a bare `--serve` is `--serve=8765`, so it never takes the task file as its port."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    end = argv.index("--") if "--" in argv else len(argv)  # after "--" every word is a task file
+    flags = [f"--serve={SERVE_PORT}" if a == "--serve" else a for a in argv[:end]]
+    return build_parser().parse_args(flags + argv[end:])
 
 
 def settings_from_args(args: argparse.Namespace) -> Any:
@@ -214,6 +237,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "verify_claims": args.verify_claims, "search": args.search,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
+        "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),
     }
     settings = load_settings(cli)
     if args.no_trace:
@@ -250,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
     args = parse_args(argv)
+    args.argv = argv  # the command line as given: a stopped run prints it back with --resume
     return guarded(lambda: run(args, settings_from_args(args)))
 
 
@@ -268,5 +293,17 @@ def guarded(command: Callable[[], int]) -> int:
         return 130
 
 
+def run_cli(argv: list[str] | None = None) -> int:
+    """main() for the shell: a reader that closed the output pipe early (`| head -1`) ends the command quietly."""
+    try:
+        code = main(argv)
+        sys.stdout.flush()  # a closed pipe shows here rather than as a traceback at interpreter exit
+    except BrokenPipeError:
+        # Later writes (and the exit-time flush) go nowhere, as they do for other command-line tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli())

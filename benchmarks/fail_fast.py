@@ -5,7 +5,9 @@ a loopback server (or a closed port) and prints the wall time and exit code:
 - a server that never answers, with --task-timeout 10 (per task; before the deadline reached the model
   calls, this took 7 attempts x the request timeout plus backoff, about 365 s);
 - nothing listening at the base URL (before: about 66 s per task of silent retrying, for every task);
-- Ctrl-C during a batch whose running task waits on the model: the first Ctrl-C, and a second one.
+- Ctrl-C during a batch whose running task waits on the model: the first Ctrl-C, and a second one;
+- a server that answers two tasks and then goes away (shut down): seconds from its last answer to the line
+  that names it (before: 3 model calls in a row of 7 attempts each, about 60 s per call of silent retrying).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -82,12 +86,37 @@ def ctrl_c(folder: Path, presses: int) -> tuple[float, int]:
         return time.monotonic() - start, code
 
 
+def dies_mid_run(folder: Path) -> tuple[float, int]:
+    """Five tasks; the server shuts down after answering the second: seconds from then to the `error:` line."""
+    (folder / "tasks.txt").write_text("\n\n".join(f"task {n}" for n in range(1, 6)) + "\n")
+    died: dict[str, Any] = {}
+
+    def handle(req: object) -> Response:
+        if getattr(req, "method", "") != "POST":
+            return Response(404, "not found")
+        if b"task 2" in getattr(req, "body", b""):
+            server, died["at"] = died["server"], time.monotonic()
+            threading.Thread(target=lambda: (server.httpd.shutdown(), server.httpd.server_close())).start()
+            return Response(**{**openai_reply("Final Answer: ok").__dict__, "headers": {"Connection": "close"}})
+        return openai_reply("Final Answer: ok")
+
+    died["server"] = LoopbackServer(handle)
+    with died["server"] as server:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tasks.txt", "--model", "openai:m"],
+                                cwd=folder, env=_env(server.url + "/v1"), stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        named = next((time.monotonic() for line in proc.stderr if line.startswith("error:")), time.monotonic())
+        code = proc.wait()
+    return named - died.get("at", named), code
+
+
 def main() -> None:
     """Print one row per scenario."""
     rows = [("server never answers, 2 tasks, --task-timeout 10", hanging_server),
             ("connection refused, 5 tasks", refused),
             ("Ctrl-C once, running task waits on a hung model (ends at its task deadline)", lambda f: ctrl_c(f, 1)),
-            ("Ctrl-C twice", lambda f: ctrl_c(f, 2))]
+            ("Ctrl-C twice", lambda f: ctrl_c(f, 2)),
+            ("server goes away mid-run: from its last answer to the line naming it", dies_mid_run)]
     print(f"{'scenario':<80} {'seconds':>8} {'exit':>5}")
     for name, scenario in rows:
         with tempfile.TemporaryDirectory() as tmp:

@@ -71,6 +71,10 @@ def main(argv: list[str]) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if directory is None and args.action == "stats":  # nothing recorded yet is not an error
+        print("the cache is empty: no cache directory is set (--cache DIR or AGENT_CACHE_DIR records model and "
+              "web calls; `main.py cache stats --dir DIR` shows one)")
+        return 0
     if directory is None:
         print("error: no cache directory: pass --dir DIR or set AGENT_CACHE_DIR", file=sys.stderr)
         return 2
@@ -78,7 +82,7 @@ def main(argv: list[str]) -> int:
         print("error: prune needs --older-than AGE, e.g. --older-than 30d", file=sys.stderr)
         return 2
     if not (Path(directory) / DB_NAME).is_file():
-        print(f"{directory}: no cache there yet")
+        print(f"the cache is empty: nothing recorded in {directory} yet")
         return 0
     store = CacheStore(Path(directory))
     try:

@@ -2,18 +2,25 @@
 
 A refused connection or a failed DNS lookup on the first request of a run is a configuration error (the
 base URL is wrong or the server is not running): the run stops with exit 2 naming the URL. After the server
-has answered once, such failures are retried like any dropped connection, but STREAK model calls in a row
-failing that way stop the batch with the same message.
+has answered once, such failures are retried like any dropped connection (a server restarting), but a
+server that refuses every attempt for GONE_AFTER seconds, or STREAK model calls in a row failing that way,
+stops the batch with one line naming the URL and the error.
 """
 
 from __future__ import annotations
 
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 from core.errors import LLMError, LLMFatalError
 
 STREAK = 3
+# Seconds of refused attempts, with no answer in between, after which a server that answered before is gone.
+# A refused attempt is retried after at most REFUSED_RETRY seconds (llm.py), so the run stops within ~5 s.
+GONE_AFTER = 3.0
+REFUSED_RETRY = 1.0
 
 
 class ServerUnreachableError(LLMFatalError):
@@ -57,6 +64,14 @@ def request_url(exc: BaseException) -> str | None:
     return None
 
 
+def gone_error(exc: BaseException, model: str, reason: str, seconds: float) -> ServerUnreachableError:
+    """The run-stopping error for a model server that answered earlier in the run and no longer does."""
+    url = request_url(exc) or "the configured base URL"
+    return ServerUnreachableError(
+        f"the model server for {model} at {url} stopped answering ({reason}, every attempt for {seconds:.0f} s); "
+        "is it still running?", model=model, url=url, reason=reason)
+
+
 def unreachable_error(exc: BaseException, model: str, reason: str, streak: int = 0) -> ServerUnreachableError:
     """The run-stopping error for an unreachable model server, naming the URL and what to check."""
     url = request_url(exc) or "the configured base URL"
@@ -70,22 +85,35 @@ def unreachable_error(exc: BaseException, model: str, reason: str, streak: int =
 class Reachability:
     """Per model facade: whether the server ever answered, and how many calls in a row could not connect."""
 
-    def __init__(self, streak_limit: int = STREAK) -> None:
-        self.streak_limit = streak_limit
+    def __init__(self, streak_limit: int = STREAK, clock: Callable[[], float] = time.monotonic,
+                 gone_after: float = GONE_AFTER) -> None:
+        self.streak_limit, self.gone_after = streak_limit, gone_after
         self.answered = False
         self.streak = 0
+        self.refused_since: float | None = None  # first refused attempt since the last answer
+        self._clock = clock
         self._lock = threading.Lock()
 
     def succeeded(self) -> None:
         """A call got an answer."""
         with self._lock:
-            self.answered, self.streak = True, 0
+            self.answered, self.streak, self.refused_since = True, 0, None
 
     def check_attempt(self, exc: BaseException, model: str) -> None:
-        """Before the server ever answered, an attempt that cannot connect stops the run at once."""
+        """An attempt that cannot connect stops the run before the server ever answered, and after
+        gone_after seconds of nothing but such attempts once it had."""
         reason = unreachable_reason(exc)
-        if reason and not self.answered:
+        if not reason:
+            return
+        if not self.answered:
             raise unreachable_error(exc, model, reason) from exc
+        with self._lock:
+            now = self._clock()
+            if self.refused_since is None:
+                self.refused_since = now
+            refused_for = now - self.refused_since
+        if refused_for >= self.gone_after:
+            raise gone_error(exc, model, reason, refused_for) from exc
 
     def check_call(self, exc: LLMError, model: str) -> None:
         """A call failed after retries: count unreachable failures in a row; too many stop the run."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from report.sources import markdown_lines, run_lines, sources_cell, without_sources
+from report.stopped import is_run_line, resume_line, title
 
 DONE_STATUSES = {"answered", "answered_unformatted"}
 
@@ -50,6 +51,7 @@ class TaskRecord:
     citations: list[dict[str, Any]] = field(default_factory=list)  # {n, url, claim, verdict} (sources/check.py)
     sourced: bool | None = None  # read at least one source; None: a record written before sources were tracked
     tool_failures: list[dict[str, Any]] = field(default_factory=list)  # {step, tool, error} of each failed call
+    attachment: str | None = None  # the name of the task's attached file (the report says whether it was read)
     trace: str | None = None  # this task's trace file, in its own run's trace directory (run/store.py)
 
     def __post_init__(self) -> None:
@@ -89,6 +91,8 @@ def read_records(path: Path) -> tuple[dict[str, TaskRecord], list[int]]:
                 continue
             try:
                 data = json.loads(line)
+                if is_run_line(data):  # a stopped run's header (report/stopped.py), not a task
+                    continue
                 out[data["key"]] = TaskRecord(**{k: v for k, v in data.items() if k in known})
             except (ValueError, KeyError, TypeError):
                 skipped.append(number)
@@ -157,14 +161,17 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     scored = any(r.correct is not None for r in records)
     lines = ["# Research results", ""]
     lines += _summary_lines(records, meta, scored)
-    header = "| # | Task | Status | Steps | Tokens | Cost | Seconds | Sources |" + (" Correct |" if scored else "")
+    header = ("| # | Task | Answer | Status | Steps | Tokens | Cost | Seconds | Sources |"
+              + (" Expected | Correct |" if scored else ""))
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for r in records:
         sources = sources_cell(r.sources, without_sources(r.sourced, r.status in DONE_STATUSES))
-        row = (f"| {r.index} | {_cell(r.task)} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
+        answer = _cell(r.answer, 50) if r.answer else "—"
+        row = (f"| {r.index} | {_cell(r.task)} | {answer} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
                f"| {r.seconds:.1f} | {sources} |")
         if scored:
-            row += f" {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
+            expected = _cell(r.expected, 40) if r.expected is not None else "—"
+            row += f" {expected} | {'—' if r.correct is None else ('✓' if r.correct else '✗')} |"
         lines.append(row)
     lines.append("")
     for r in records:
@@ -181,7 +188,9 @@ def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool
     parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {_money(_total_cost(records))}"]
     models = list(dict.fromkeys(m for m in [meta.get("model"), *(r.model for r in records)] if m))
     used = (" · model " if len(models) == 1 else " · models ") + ", ".join(f"`{m}`" for m in models)
-    lines = [f"Run finished {when}" + (used if models else ""), "", " · ".join(parts), ""]
+    lines = [title(meta, when) + (used if models else ""), "", " · ".join(parts), ""]
+    if resume_line(meta):
+        lines += [f"Resume with: `{resume_line(meta)}`", ""]
     if meta.get("note"):
         lines += [str(meta["note"]), ""]
     if meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py)
@@ -227,7 +236,7 @@ def _section(r: TaskRecord) -> list[str]:
     if r.error:
         out += [f"**Error:** {r.error}", ""]
     out += markdown_lines(r.sources, r.citations, r.tool_failures,
-                          without_sources(r.sourced, r.status in DONE_STATUSES))  # report/sources.py
+                          without_sources(r.sourced, r.status in DONE_STATUSES), r.attachment)  # report/sources.py
     models = ", ".join(r.models) or "n/a"
     out += ["", f"**Stats:** {r.status} · {plural(r.steps, 'step')} · {plural(r.llm_calls, 'model call')} · "
             f"{r.tokens:,} tokens "

@@ -43,6 +43,19 @@ def is_web(url: str) -> bool:
     return bool(re.match(r"(?i)^https?://", url))
 
 
+def attachment_read(name: str, sources: Iterable[Mapping[str, Any]]) -> bool:
+    """True when the task's attached file is among the sources it read."""
+    return any(s.get("read") and str(s.get("url") or "").replace("\\", "/").rsplit("/", 1)[-1] == name
+               for s in sources)
+
+
+def attachment_text(name: str | None, sources: Iterable[Mapping[str, Any]]) -> str:
+    """`report.xlsx — read` or `report.xlsx — not read`, or "" for a task without an attachment."""
+    if not name:
+        return ""
+    return f"{name} — {'read' if attachment_read(name, sources) else 'not read'}"
+
+
 def _md_text(text: str) -> str:
     """Untrusted text (a page title, a claim) made inert in Markdown: no links, images, HTML or emphasis."""
     return re.sub(r"([\\`*_\[\]()<>#!|])", r"\\\1", " ".join(str(text).split()))
@@ -56,9 +69,10 @@ def _md_source(s: Mapping[str, Any]) -> str:
 
 
 def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Mapping[str, Any]],
-                   failures: Sequence[Mapping[str, Any]], unsourced: bool) -> list[str]:
-    """The Sources, Citations and Tool failures blocks of one task in results.md."""
-    out = ["**Sources**", ""]
+                   failures: Sequence[Mapping[str, Any]], unsourced: bool, attachment: str | None = None) -> list[str]:
+    """The Attachment, Sources, Citations and Tool failures blocks of one task in results.md."""
+    out = [f"**Attachment:** {_md_text(attachment_text(attachment, sources))}", ""] if attachment else []
+    out += ["**Sources**", ""]
     read = read_sources(sources)
     out += [f"{s['n']}. {_md_source(s)}" for s in read]
     out += [f"- not read: {_md_source(s)} — {_md_text(s.get('error') or 'failed')}"

@@ -81,6 +81,7 @@ class BatchRunner:
     answer_style: str | None = None
     agent_factory: Callable[..., ReActAgent] = build_agent
     budget: RunBudget | None = None  # spend caps (providers/budget.py); None: no caps
+    on_fatal: Callable[[LLMFatalError], None] | None = None  # told at once, before running tasks wind down
     # Set by Ctrl-C / SIGTERM (run/stopping.py) or a fatal error: queued tasks are skipped, running ones end at
     # their next step boundary and are not recorded. on_record runs under write_lock.
     stop: threading.Event = field(default_factory=threading.Event)
@@ -138,8 +139,11 @@ class BatchRunner:
                 result = agent.run(prompt if prompt is not None else task_prompt(task))
         except cancellation.StopRequested:
             return None  # abandoned mid-task: not recorded, so --resume runs it again
-        except LLMFatalError:
+        except LLMFatalError as exc:
+            first = not self.stop.is_set()
             self.stop.set()
+            if first and self.on_fatal is not None:
+                self.on_fatal(exc)
             raise
         finally:
             if trace is not None:
@@ -194,4 +198,5 @@ def record_from_result(task: Task, result: AgentResult, workspace: Path | None =
         level=task.level, workspace=str(workspace) if workspace else None,
         cached_tokens=u.cached_tokens, cache_write_tokens=u.cache_write_tokens,
         cached_calls=u.cached_calls, cached_cost=u.cached_cost, citations=[c.record() for c in result.citations],
-        sourced=result.sourced, tool_failures=result.tool_failures, **extra)
+        sourced=result.sourced, tool_failures=result.tool_failures,
+        attachment=Path(task.file).name if task.file else None, **extra)

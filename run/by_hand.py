@@ -52,7 +52,8 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
 
 def answer_text(r: TaskRecord) -> str:
     """The answer and its numbered sources as stdout shows them."""
-    missing = f"(no answer: {r.status}{': ' + r.error if r.error else ''})"
+    why = f": {r.error}" if r.error and r.status != STOPPED else ""  # a stopped one: the user knows why
+    missing = f"(no answer: {r.status}{why})"
     lines = [r.answer.strip() if r.answer else missing]
     read = [s for s in r.sources if s.get("read", True)]
     if read:
@@ -135,9 +136,8 @@ def _command(conv: Conversation, line: str) -> bool:
                         for s in sources) or "no sources read yet", flush=True)
     elif name == "/cost":
         cost = conv.cost()
-        stopped = sum(t.record.status == STOPPED for t in conv.turns)
         print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over {len(conv.turns)} "
-              f"question(s){f' (not counting {stopped} stopped answer(s))' if stopped else ''}", flush=True)
+              "question(s)", flush=True)
     elif name == "/save" and rest.strip():
         path = Path(rest.strip()).expanduser()
         try:

@@ -11,6 +11,7 @@ from core.text import truncate_middle
 from prompt.protocol import cut_at_observation
 from report.markdown import DONE_STATUSES, TaskRecord, plural
 from report.sources import WITHOUT_SOURCES, without_sources
+from run.progress import PlainTicker, Tally
 from sources.check import claims_line
 from tasks.taskfile import Task
 
@@ -19,39 +20,62 @@ class ConsoleReporter:
     """Turns agent events and finished records into progress output on stderr."""
 
     def __init__(self, total: int, *, verbose: bool = False, quiet: bool = False,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, cap: float | None = None) -> None:
         self.total, self.verbose, self.quiet = total, verbose, quiet
         self.stream = stream or sys.stderr
         self.done = 0
+        self.tally = Tally(total, cap)  # where the run stands (run/progress.py)
         self._lock = threading.Lock()
         self._progress: Any = None
         self._bar: Any = None
-        if not quiet and not verbose and self.stream.isatty():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        self._ticker: PlainTicker | None = None
+        self._closed = False  # the stream's reader went away (`2>&1 | head`): the run goes on silently
+        if quiet:
+            return
+        if not verbose and self.stream.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn
 
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), transient=False)
+            # On the stream checked above (stderr), not rich's default stdout, which may be a pipe or a file.
+            self._progress = Progress(TextColumn("tasks"), BarColumn(bar_width=20), _status_column(self.tally),
+                                      transient=False, console=Console(file=self.stream))
             self._bar = self._progress.add_task("tasks", total=total)
+        elif total > 1:  # CI, a log file: a plain line every few tasks or seconds
+            self._ticker = PlainTicker(self.tally, self.line)
 
     def __enter__(self) -> ConsoleReporter:
         if self._progress is not None:
             self._progress.start()
+        if self._ticker is not None:
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
         if self._progress is not None:
             self._progress.stop()
+
+    def status(self, text: str | None) -> None:
+        """Show extra text in the progress line (a rate-limit wait, say); None or "" clears it."""
+        self.tally.extra = text or ""
 
     def line(self, text: str) -> None:
         """Print a line (through the progress bar when one is shown)."""
         with self._lock:
-            if self._progress is not None:
-                self._progress.console.print(text, markup=False, highlight=False)
-            else:
-                print(text, file=self.stream, flush=True)
+            if self._closed:
+                return
+            try:
+                if self._progress is not None:
+                    self._progress.console.print(text, markup=False, highlight=False)
+                else:
+                    print(text, file=self.stream, flush=True)
+            except BrokenPipeError:
+                self._closed = True
 
     def on_event(self, task: Task, event: Event) -> None:
-        """With -v, stream each completion and observation as it happens."""
+        """Count model calls for the progress line; with -v, stream each completion and observation."""
+        self.tally.on_event(task.id, event)
         if not self.verbose:
             return
         tag = f"[{task.id} step {event.step}]"
@@ -69,6 +93,7 @@ class ConsoleReporter:
     def on_record(self, record: TaskRecord) -> None:
         """Report one finished task."""
         self.done += 1
+        self.tally.on_record(record)
         if self._progress is not None:
             self._progress.update(self._bar, advance=1)
         if self.quiet:
@@ -78,6 +103,20 @@ class ConsoleReporter:
                   f"{record.tokens:,} tokens · {cost} · {record.seconds:.1f} s" + sources_note(record))
         for failure in record.tool_failures:  # each failed tool call, under its task (a dead search backend shows)
             self.line(f"    step {failure.get('step')} · {failure.get('tool')} failed: {failure.get('error')}")
+        if self._ticker is not None:
+            self._ticker.on_record()
+
+
+def _status_column(tally: Tally) -> Any:
+    """A rich column that shows the tally's line, re-read at every refresh (elapsed time and ETA move)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class StatusColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(tally.line())
+
+    return StatusColumn()
 
 
 def sources_note(record: TaskRecord) -> str:

@@ -33,6 +33,7 @@ from prompt.history import HISTORY_SHARE, PastTurn, conversation_sources, follow
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
 from providers.budget import RunBudget
+from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line
 from run.batch import BatchRunner
 from run.execute import build_models
@@ -160,7 +161,8 @@ class Conversation:
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
             record = runner.run_task(task, workspace, prompt)
         if record is None:
-            record = TaskRecord(task.key, task.id, task.index, task.text, STOPPED)  # Ctrl-C: no answer
+            record = TaskRecord(task.key, task.id, task.index, task.text, STOPPED, error="stopped by the user",
+                                **_spent(settings.trace_dir, task.id))
         record.model = self.spec
         return record
 
@@ -180,9 +182,8 @@ class Conversation:
         return conversation_sources([self._past(t) for t in self.turns])
 
     def cost(self) -> float | None:
-        """USD spent over the turns; None when a model's price is unknown. A stopped answer's spend is lost
-        with it (the batch does not record a task stopped midway either) and is not counted."""
-        costs = [t.record.cost for t in self.turns if t.record.status != STOPPED]
+        """USD spent over every turn (a stopped one's from its trace); None when a model's price is unknown."""
+        costs = [t.record.cost for t in self.turns]
         return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
 
     def transcript_markdown(self) -> str:
@@ -201,6 +202,17 @@ class Conversation:
         cost = self.cost()
         lines.append(f"Cost: {'n/a' if cost is None else f'${cost:.4f}'} over {len(self.turns)} question(s).")
         return "\n".join(lines) + "\n"
+
+
+def _spent(trace_dir: Path | None, task_id: str) -> dict[str, Any]:
+    """What a question stopped mid-way spent, from its trace (the batch keeps no record of such a task)."""
+    if trace_dir is None:
+        return {}  # no trace: the cost stays unknown (None)
+    calls = [c for step in read_trace(trace_dir / f"{task_id}.jsonl") for c in step.calls]
+    costs = [c.cost for c in calls]
+    return {"prompt_tokens": sum(c.prompt_tokens for c in calls), "llm_calls": len(calls),
+            "completion_tokens": sum(c.completion_tokens for c in calls),
+            "cost": None if None in costs else float(sum(c for c in costs if c is not None))}
 
 
 def _attached(files: list[Path]) -> str:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 TOOL_DEPENDENCIES: dict[str, tuple[tuple[str, str], ...]] = {
     "scrape": (("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("httpx", "httpx"), ("protego", "protego")),
     "search": (("ddgs", "ddgs"),),
+    "wikipedia": (("trafilatura", "trafilatura"), ("httpx", "httpx"), ("lxml", "lxml")),
+    "arxiv": (("pypdf", "pypdf"), ("httpx", "httpx"), ("lxml", "lxml")),
 }
 # lxml >= 5.2 moved lxml.html.clean out; pip < 24 does not install justext's lxml[html_clean] extra.
 _SEPARATE_PROJECT = re.compile(r"separate project (\w[\w.-]*)")

@@ -6,12 +6,14 @@ import argparse
 import dataclasses
 import shutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cache.model import build_model, model_specs
 from config import Settings
+from core.errors import LLMFatalError
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES, records_path
 from run.batch import BatchRunner
@@ -22,13 +24,14 @@ from run.preflight import check_run
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
 from run.store import Run, RunStore
+from run.summary import Ending, ending, report_paths, summary_lines
 from tasks.taskfile import Task, load_tasks
 from tools.builtin import load_tool_factories
 from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
 from tools.web.session import web_session
 
-EXIT_OK, EXIT_SOME_FAILED = 0, 1  # main.py names the same codes, with EXIT_USAGE = 2 for errors that stop a run
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2  # main.py names the same codes (2: errors that stop a run)
 
 
 @dataclass
@@ -94,37 +97,61 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
 def _run_batch(args: argparse.Namespace, p: Prepared) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
     mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
+    started = time.monotonic()
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
     # One web session for the run: per-host turns, robots.txt and the one headless browser, ended with the run.
     with Stopper() as stopper, mcp_session(mcp_specs), web_session(p.settings), \
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
-        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:
+        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet,
+                             cap=p.settings.max_run_cost) as console:
             for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
                 console.line(notice)
-
-            def on_record(record: Any) -> None:
-                record.model = p.spec
-                store.add(record)
-                stopper.on_exit = store.render  # a second Ctrl-C renders every saved record first
-                console.on_record(record)
-
-            runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
-                                 p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
-                                 budget=p.extras.budget)
-            with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
-                runner.run(todo)
+            fatal = _run_tasks(args, p, store, stopper, console, todo)
             p.extras.before_close(store.meta)
+            end = ending(stopper.signum, fatal, p.extras.budget, getattr(args, "argv", None))
+            store.mark_end(end.meta())  # stopped: results.md, results.jsonl's first line and results.html say so
             if not todo:
                 store.render()
-    html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec})
-    keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), stopper.requested)
+    html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec, **end.meta()})
+    keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), end.stopped is not None)
     if not args.quiet:
-        for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks); run {p.run.id} kept in "
-                       f"{p.run.dir} (python main.py runs)",
-                       *sources_summary(list(store.records.values())), *finish_notices(store)]:
+        records = list(store.records.values())
+        for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
+                       *sources_summary(records), *finish_notices(store),
+                       *summary_lines(records, len(p.tasks), time.monotonic() - started, p.settings.max_run_cost,
+                                      report_paths(args.output, html), end),
+                       f"run {p.run.id} kept in {p.run.dir} (python main.py runs lists every run)"]:
             console.line(notice)
-    return exit_code(p, store.records, stopper)
+    return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end)
+
+
+def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
+               todo: list[Task]) -> LLMFatalError | None:
+    """Run the batch; the fatal error that stopped it (named on stderr at once), or None."""
+    def render_stopped() -> None:  # a second Ctrl-C: the report shows every saved record and says it stopped
+        store.meta.update(ending(stopper.signum, None, None, getattr(args, "argv", None)).meta())
+        store.render()
+
+    def on_record(record: Any) -> None:
+        record.model = p.spec
+        store.add(record)
+        stopper.on_exit = render_stopped
+        console.on_record(record)
+
+    def on_fatal(exc: LLMFatalError) -> None:  # before the running tasks wind down: the user knows at once
+        print(f"error: {exc} (the run was stopped: every task would fail the same way)", file=sys.stderr,
+              flush=True)
+
+    runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
+                         p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
+                         budget=p.extras.budget, on_fatal=on_fatal)
+    try:
+        with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
+            runner.run(todo)
+    except LLMFatalError as exc:
+        return exc
+    return None
 
 
 def keep_run(run: Run, output: Path, html: Path | None, records: list[Any], tasks: int, stopped: bool) -> None:
@@ -139,11 +166,12 @@ def keep_run(run: Run, output: Path, html: Path | None, records: list[Any], task
                status="stopped" if stopped else "finished", outputs=outputs)
 
 
-def exit_code(p: Prepared, records: dict[str, Any], stopper: Any) -> int:
+def exit_code(p: Prepared, records: dict[str, Any], stopper: Any, end: Ending | None = None) -> int:
     """130/143 when stopped by a signal, the spend cap's code when it skipped tasks, else 0 or 1."""
     code = p.extras.finish()  # always: --replay-trace reports its divergence here
     if stopper.requested:
-        print(f"stopped: {len(records)} of {len(p.tasks)} tasks finished; --resume continues", file=sys.stderr)
+        print(f"stopped: {len(records)} of {len(p.tasks)} tasks finished; --resume continues"
+              + (f": {end.resume}" if end and end.resume else ""), file=sys.stderr)
         return int(stopper.exit_code)
     if code is not None:
         return int(code)

@@ -17,6 +17,7 @@ from core.errors import ResultsWriteError
 from report.html.paths import html_path_for
 from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
 from report.note import save_note
+from report.stopped import header_line, read_header
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
 from tasks.taskfile import LARGE_TASK_COUNT, Task
 
@@ -70,6 +71,7 @@ class ResultsStore:
         self._modes: dict[Path, int] = {}  # modes of the files moved aside, for their successors
         self._created = False  # this run created the records file ...
         self._opened_size = 0  # ... or found it this long
+        self._rewrite = False  # rewrite the pair at close though no record was added (mark_end)
 
     def add(self, record: TaskRecord) -> None:
         """Save one finished record (fsync'd) and re-render the report if the last render is old enough."""
@@ -100,15 +102,33 @@ class ResultsStore:
                 return
             os.close(self._fd)
             self._fd = None
-            if not self._appended:
+            if not self._appended and not self._rewrite:
                 return
             self._render()
             ordered = sorted(self.records.values(), key=lambda r: r.index) + self.previous.others
-            try:
-                atomic_write(self.records_file, "".join(record_line(r) for r in ordered))
+            try:  # a stopped run's file starts with the line that says so (report/stopped.py)
+                atomic_write(self.records_file, header_line(self.meta) + "".join(record_line(r) for r in ordered))
             except OSError as exc:  # the appended file is complete; it is just not in task order
                 raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
             save_note(self.records_file, self.meta)  # tasks a cap skipped, for `main.py report` (report/note.py)
+
+    def mark_end(self, fields: dict[str, Any]) -> None:
+        """Record how the run ended (fields: a stopped run's meta, or {} for one that finished), so that the
+        last render and the records file's first line say so (report/stopped.py).
+
+        A run stopped before its first record writes nothing when there is no record to show (a rejected key
+        at the first call leaves the previous report as it was). A resumed run with nothing left to do that
+        finishes a stopped one rewrites both without the stopped line.
+        """
+        with self._lock:
+            self.meta.update(fields)
+            self._rewrite = bool(fields) or bool(read_header(self.records_file))
+            if self._fd is None and self.records and self._rewrite:
+                try:
+                    self._open()
+                except OSError as exc:
+                    self._undo_open()
+                    raise ResultsWriteError(self.records_file, exc, len(self.records), self.records_file) from exc
 
     def render(self) -> None:
         """Render the report now (a resumed run with nothing left to do)."""

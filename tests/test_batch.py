@@ -54,7 +54,7 @@ def test_results_markdown_has_table_and_sections(tmp_path: Path) -> None:
     out = tmp_path / "results.md"
     write_results(out, [_record(2, "max_steps"), _record(1)], {"model": "openai:x"})
     text = out.read_text()
-    assert "| 1 | Task 1 \\| pipe | answered | 2 | 120 | $0.0010 | 1.5 |" in text
+    assert "| 1 | Task 1 \\| pipe | answer 1 | answered | 2 | 120 | $0.0010 | 1.5 |" in text
     assert text.index("## 1. Task 1") < text.index("## 2. Task 2")
     assert "> Task 2 | pipe" in text and "answer 2" in text
     assert "1. [http://example.org/a](<http://example.org/a>)" in text  # a record's plain-URL sources still show

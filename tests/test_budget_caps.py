@@ -46,7 +46,8 @@ def _run(monkeypatch: pytest.MonkeyPatch, server: LoopbackServer, tasks: list[st
 
 
 def _records() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in Path("results.jsonl").read_text().splitlines() if line.strip()]
+    lines = [json.loads(line) for line in Path("results.jsonl").read_text().splitlines() if line.strip()]
+    return [line for line in lines if "key" in line]  # a stopped run's file starts with its run line
 
 
 def test_the_task_cost_cap_ends_the_task_with_a_best_effort_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,6 +82,9 @@ def test_the_run_cap_skips_queued_tasks_and_the_report_says_so(monkeypatch: pyte
     skipped = len(tasks) - len(records)
     note = f"{skipped} task(s) not started: the run's cost cap of $0.0040 (--max-run-cost) was reached"
     assert note in Path("results.md").read_text() and note in capsys.readouterr().err
+    header = json.loads(Path("results.jsonl").read_text().splitlines()[0])  # the run says it was stopped
+    assert header["run"] == "stopped" and "--max-run-cost" in header["reason"] and "--resume" in header["resume"]
+    assert "Run stopped" in Path("results.md").read_text() and "Run stopped" in Path("results.html").read_text()
 
 
 def test_concurrent_tasks_overshoot_the_run_cap_by_no_more_than_the_calls_in_flight(

@@ -136,7 +136,8 @@ def test_a_stopped_answer_ends_that_question_not_the_conversation(lyon: Loopback
     assert kinds[:2] == ["thought", "action"] and "answer" not in kinds
     second = chat.ask("How many people lived in Lyon in 2010?")
     assert second.record.answer == FIRST and second.number == 2
-    assert chat.cost() == second.record.cost and (second.record.cost or 0) > 0  # the stopped one is not counted
+    assert (first.record.cost or 0) > 0 and first.record.llm_calls == 1  # what the stopped one spent, from its trace
+    assert chat.cost() == pytest.approx((first.record.cost or 0) + (second.record.cost or 0))
     assert "Question 1" not in _prompt_of(lyon.model_requests[-1])  # type: ignore[attr-defined]  # not answered
     view = Conversation.open(RunStore.from_settings(settings), str(chat.id))
     assert [t.record.status for t in view.turns] == ["stopped", "answered"]

@@ -71,6 +71,7 @@ def test_serper_rejecting_its_key_fails_the_check(monkeypatch: pytest.MonkeyPatc
     with LoopbackServer(routes({"/search": Response(403, {"message": "Unauthorized.", "statusCode": 403})})) as server:
         monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
         monkeypatch.setenv("SERPER_BASE_URL", server.url)
+        monkeypatch.setenv("SEARCH_BACKENDS", "serper")  # the only backend: its failure leaves no search
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-1234567890")
         assert check_setup.main(["--model", "openai:gpt-4.1-mini", "--base-url", server.url + "/v1"]) == 1
     line = _search_line(capsys.readouterr().out)
@@ -90,4 +91,5 @@ def test_serper_down_but_duckduckgo_answering_is_a_warning(monkeypatch: pytest.M
         monkeypatch.setenv("SERPER_BASE_URL", server.url)
         check_setup.main([])
     line = _search_line(capsys.readouterr().out)
-    assert line.startswith(" !") and "Serper failed, DuckDuckGo answered" in line and "HTTP 503" in line
+    assert line.startswith(" !") and "order Google via Serper (SERPER_API_KEY ser…-key) → DuckDuckGo" in line
+    assert "Serper search failed: Serper answered HTTP 503" in line and "(DuckDuckGo answered)" in line

@@ -150,8 +150,9 @@ def test_a_server_that_goes_away_stops_the_batch_after_a_few_tasks(
         assert main.main(["tasks.txt", "--model", "openai:m", "-q"]) == 2
     err = capsys.readouterr().err
     assert "3 model calls in a row failed: cannot reach the model server" in err and server.url in err
-    records = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    header, *records = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(records) < 8 and records[0]["status"] == "answered"  # the batch stopped, it did not go on
+    assert header["run"] == "stopped" and server.url in header["reason"]  # and its reports say so
 
 
 def test_unreachable_reason_reads_the_cause_chain() -> None:

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompt",),
     ("agent",),
     ("run",),
+    ("ui",),
     ("main", "check_setup"),
 )
 ROOT_MODULES = {"main", "agent", "llm", "config", "check_setup"}

@@ -82,3 +82,34 @@ def test_page_is_readable_without_javascript(tmp_path: Path, browser: Any) -> No
     page.locator("#t-2 > summary").click()
     assert "Answer 2" in page.locator("#t-2").inner_text()
     context.close()
+
+
+def test_task_id_links_open_the_card_and_the_table_shows_answers_and_verdicts(tmp_path: Path, browser: Any) -> None:
+    records = make_run(tmp_path, n=4)
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    for r in rows:
+        r.update(expected=f"Answer {r['index']}", correct=r["index"] != 3)
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    trace = tmp_path / "traces" / "task-002.jsonl"
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    events[2].update(tool="python", arguments={"code": "import math\nprint(math.pi)"})
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    out = tmp_path / "results.html"
+    write_html(records, out, [tmp_path / "traces"])
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(out.as_uri() + "#task-002")  # the task's id, as the task file names it
+    assert page.locator("#t-2").evaluate("d => d.open") is True
+    assert page.locator("#t-1").evaluate("d => d.open") is False
+    code = page.locator("#t-2 pre.code code").first
+    assert code.inner_text().splitlines() == ["import math", "print(math.pi)"]  # real line breaks
+    assert code.locator("span.kn").first.evaluate("e => getComputedStyle(e).fontWeight") == "700"  # highlighted
+    headers = page.locator("#tasks thead th").all_inner_texts()
+    assert headers[:5] == ["#", "Task", "Answer", "Expected", "Verdict"]
+    assert page.locator("#tasks tbody tr.row[data-target='t-3'] td").nth(2).inner_text() == "Answer 3"
+    page.select_option("#f-correct", "no")
+    assert page.locator("#count").inner_text() == "1 of 4 tasks"
+    page.evaluate("location.hash = 'task-004'")  # a link followed on the open page
+    page.wait_for_function("document.getElementById('t-4').open")
+    assert errors == []

@@ -37,16 +37,16 @@ def test_live_page_shows_a_finished_task_while_the_next_one_runs(tmp_path: Path)
     with LoopbackServer(model) as server:
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=server.url + "/v1", AGENT_MODEL="openai:gpt-4.1-mini")
-        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tasks.txt", "--serve", "0"], cwd=tmp_path,
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--serve=0", "tasks.txt"], cwd=tmp_path,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         reader = threading.Thread(target=_collect, args=(proc, lines), daemon=True)
         reader.start()
         try:
             url = _wait_for(lambda: next((m.group(0) for line in lines
-                                          if (m := re.search(r"http://127\.0\.0\.1:\d+/", line))), None))
+                                          if (m := re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line))), None))
             page = _wait_for(lambda: next((p for p in [_get(url)] if "first answer" in p), None))
             assert 'id="live"' in page and "second answer" not in page
-            state = json.loads(_get(url + "state"))
+            state = json.loads(_get(url.replace("/?", "/state?")))
             release.set()
             assert proc.wait(timeout=60) == 0
         finally:

@@ -62,8 +62,9 @@ def capped_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[int, in
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         monkeypatch.setenv("AGENT_MAX_TOKENS", "200")
         code = main.main(["tasks.txt", "--model", MODEL, "--max-run-cost", "0.004", "-q"])
-    records = [json.loads(x) for x in Path("results.jsonl").read_text().splitlines()]
-    assert all("status" in r for r in records)  # one record per task, nothing else
+    header, *records = [json.loads(x) for x in Path("results.jsonl").read_text().splitlines()]
+    assert header["run"] == "stopped"  # the run line of a stopped run (report/stopped.py) ...
+    assert all("status" in r for r in records)  # ... then one record per task, nothing else
     return code, len(tasks) - len(records)
 
 

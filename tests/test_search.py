@@ -1,4 +1,5 @@
-"""The search tool: Serper against a loopback server, DuckDuckGo through an injected fake."""
+"""The search tool: Serper against a loopback server, DuckDuckGo through an injected fake (other backends and the
+failover between them: tests/test_search_backends.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
-from tools.base import ToolRegistry
+from tools.base import ToolOutput, ToolRegistry
 from tools.web.search import SearchTool
 
 SERPER_BODY = {
@@ -77,12 +78,12 @@ def test_num_results_defaults_to_five_and_is_capped_by_the_schema() -> None:
     (401, "Serper rejected the API key (HTTP 401); check SERPER_API_KEY"),
     (403, "Serper rejected the API key (HTTP 403)"),
 ])
-def test_bad_key_is_a_clear_error_without_fallback(status: int, expected: str) -> None:
+def test_bad_key_is_named_and_the_next_backend_answers(status: int, expected: str) -> None:
     ddgs = FakeDDGS(DDG_RESULTS)
     with LoopbackServer(routes({"/search": Response(status, {"message": "Unauthorized."})})) as server:
         out = serper_tool(server, ddgs).run(query="q")
-    assert out.startswith("Error: ") and expected in out
-    assert ddgs.calls == []
+    assert isinstance(out, ToolOutput) and out.text.startswith("Note: ") and expected in out.text
+    assert "Unauthorized." in out.failures[0] and ddgs.calls == [("q", 5)]
 
 
 @pytest.mark.parametrize(("status", "expected"), [
@@ -93,15 +94,16 @@ def test_quota_and_server_errors_fall_back_to_duckduckgo(status: int, expected: 
     ddgs = FakeDDGS(DDG_RESULTS)
     with LoopbackServer(routes({"/search": Response(status, "boom")})) as server:
         out = serper_tool(server, ddgs).run(query="q", num_results=2)
-    assert out.startswith(f"Note: {expected}") and "Results from DuckDuckGo instead" in out
-    assert "1. Duck 1" in out and "2. Duck 2" in out and "3. Duck 3" not in out
+    assert isinstance(out, ToolOutput) and out.failures[0].startswith(expected)
+    assert out.text.startswith(f"Note: {expected}") and "Results from DuckDuckGo instead" in out.text
+    assert "1. Duck 1" in out.text and "2. Duck 2" in out.text and "3. Duck 3" not in out.text
 
 
 def test_quota_error_with_duckduckgo_also_failing_names_both() -> None:
     with LoopbackServer(routes({"/search": Response(429, "slow down")})) as server:
         out = serper_tool(server, FakeDDGS(RuntimeError("engine down"))).run(query="q")
-    assert out.startswith("Error: Serper quota or rate limit exceeded")
-    assert "DuckDuckGo also failed: DuckDuckGo search failed: engine down" in out
+    assert out.startswith("Error: every search backend failed: Serper quota or rate limit exceeded")
+    assert "DuckDuckGo search failed: engine down" in out
 
 
 def test_connection_refused_is_reported() -> None:
@@ -110,7 +112,8 @@ def test_connection_refused_is_reported() -> None:
         port = sock.getsockname()[1]
     settings = Settings(serper_api_key="k", serper_base_url=f"http://127.0.0.1:{port}")
     out = SearchTool(settings, ddgs_factory=lambda: FakeDDGS(RuntimeError("offline"))).run(query="q")
-    assert out.startswith(f"Error: could not reach Serper at http://127.0.0.1:{port}/search")
+    assert out.startswith("Error: every search backend failed: ")
+    assert f"could not reach Serper at http://127.0.0.1:{port}/search" in out
 
 
 def test_malformed_body_and_empty_results() -> None:
@@ -120,7 +123,7 @@ def test_malformed_body_and_empty_results() -> None:
         tool = serper_tool(server, FakeDDGS([]))
         malformed = tool.run(query="bad")
         empty = tool.run(query="nothing here")
-    assert "Serper returned a malformed (non-JSON) response" in malformed
+    assert isinstance(malformed, ToolOutput) and "Serper returned a malformed (non-JSON) response" in malformed.text
     assert empty == 'No results found for "nothing here". Try fewer or different keywords.'
 
 

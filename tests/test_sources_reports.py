@@ -4,6 +4,7 @@ the terminal show them; an old results.jsonl whose sources are plain URLs still 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,8 @@ def test_records_keep_sources_citations_sourced_and_failures(run: dict[str, Any]
 
 def test_results_md_marks_the_sourceless_answer_and_each_verdict(run: dict[str, Any]) -> None:
     md = run["md"]
-    assert "| # | Task | Status | Steps | Tokens | Cost | Seconds | Sources |" in md
-    assert "| 1 | What is the capital of France? | answered | 2 |" in md
+    assert "| # | Task | Answer | Status | Steps | Tokens | Cost | Seconds | Sources |" in md
+    assert re.search(r"\| 1 \| What is the capital of France\? \| [^|]+ \| answered \| 2 \|", md)
     assert "| ⚠ answered without sources |\n| 2 |" in md
     assert md.split("\n| 2 | How many")[1].split("\n")[0].endswith("| 1 |")  # one source read
     assert "**⚠ 1 of 2 answered tasks were answered without sources** (task 1)" in md

@@ -52,9 +52,14 @@ def _until(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-def _records(tmp_path: Path) -> list[dict[str, object]]:
+def _lines(tmp_path: Path) -> list[dict[str, object]]:
     path = tmp_path / "results.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _records(tmp_path: Path) -> list[dict[str, object]]:
+    """The task records (a stopped run's file starts with a run line that is not one)."""
+    return [line for line in _lines(tmp_path) if "key" in line]
 
 
 def _stepping(req: Request) -> Response:
@@ -85,6 +90,15 @@ def test_first_signal_cancels_queued_tasks_stops_running_ones_and_resume_continu
     assert {_task_of(r) for r in after} <= {"quick task", "another quick task", "slow task 1", "slow task 2"}
     assert [r["status"] for r in _records(tmp_path)] == ["answered", "answered"]
     assert "another quick task answered" in (tmp_path / "results.md").read_text()
+    # Every report says the run was stopped, why, and how to resume it; none says "finished".
+    reason = "Ctrl-C (SIGINT)" if sig == signal.SIGINT else "SIGTERM"
+    header = _lines(tmp_path)[0]
+    assert header["run"] == "stopped" and header["reason"] == reason
+    assert str(header["resume"]).endswith("main.py tasks.txt -o results.md --concurrency 2 --max-steps 200 --resume")
+    md, page = (tmp_path / "results.md").read_text(), (tmp_path / "results.html").read_text()
+    assert "Run stopped" in md and reason in md and "Run finished" not in md and "--resume" in md
+    assert "Run stopped" in page and reason in page and "Run finished" not in page
+    assert f"resume: {header['resume']}" in err and f"stopped: {reason}" in err
 
     def answer_all(req: Request) -> Response:
         return openai_reply(f"Final Answer: done {_task_of(req)}")
@@ -157,3 +171,4 @@ def test_second_signal_exits_at_once_killing_tool_processes(tmp_path: Path) -> N
     assert [r["status"] for r in _records(tmp_path)] == ["answered", "answered"]
     report = (tmp_path / "results.md").read_text()  # both saved records, though the second came <2 s later
     assert "quick task answered" in report and "another quick task answered" in report
+    assert "Run stopped" in report and "Ctrl-C (SIGINT)" in report and "Run finished" not in report

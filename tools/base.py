@@ -23,13 +23,15 @@ class ToolOutput:
     `sources` is the short form: URLs or workspace paths read, whose text is the observation. `read` is the
     full form, one `Read(url, title, text, error)` per source: its title, the text it gave, or why it could
     not be read. Each source read gets a number for the task, shown as `[n] Title — URL` on top of the
-    observation; the citation check compares the answer's `[n]` claims with that text.
+    observation; the citation check compares the answer's `[n]` claims with that text. `failures` are
+    failures the call recovered from (a search backend down before another answered): listed under the task.
     """
 
     text: str
     sources: list[str] = field(default_factory=list)
     usage: list[Any] = field(default_factory=list)  # Completions of models the tool called (look, transcribe)
     read: list[Read] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # what failed on the way to an answer (a search backend)
 
     def __post_init__(self) -> None:
         for r in self.read:  # `sources` always lists what was read, whichever form the tool used

@@ -1,4 +1,4 @@
-"""The six built-in tools, built for one task's workspace."""
+"""The built-in tools, built for one task's workspace."""
 
 from __future__ import annotations
 
@@ -17,18 +17,21 @@ from tools.mcp import active_tools
 from tools.media.look import LookTool
 from tools.media.transcribe import TranscribeTool
 from tools.python_exec import PythonTool
+from tools.web.arxiv import ArxivTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
+from tools.web.wikipedia import WikipediaTool
 
 ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look and transcribe,
-    sharing one workspace."""
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look
+    and transcribe, sharing one workspace."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
+        *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),

@@ -31,9 +31,10 @@ def cache_network_tools(tools: list[Tool], settings: Settings) -> list[Tool]:
     store = open_store(settings.cache_dir)
     out: list[Tool] = []
     for t in tools:
-        fetcher = getattr(t, "fetcher", None)
-        if fetcher is not None and callable(getattr(fetcher, "get", None)):
-            t.fetcher = CachingFetcher(fetcher, store, settings.cache_replay)  # type: ignore[attr-defined]
+        for attribute in getattr(t, "fetchers", ("fetcher",)):  # arxiv has two: its API's and the PDF's
+            fetcher = getattr(t, attribute, None)
+            if fetcher is not None and callable(getattr(fetcher, "get", None)):
+                setattr(t, attribute, CachingFetcher(fetcher, store, settings.cache_replay))
         if t.name in WHOLE_RESULT_TOOLS or getattr(t, "network", False):
             t = CachedTool(t, store, settings.cache_replay, SecretGuard(settings))
         out.append(t)

@@ -29,6 +29,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.row{cursor:pointer}tr.row:hover{background:var(--soft)}
 .status{font-weight:600}.s-answered{color:var(--ok)}.s-error,.s-budget,.s-time_limit,.s-max_steps{color:var(--bad)}
 .s-answered_unformatted{color:var(--warn)}
+td.answer{max-width:22rem}td.expected{color:var(--muted)}
+pre.code{border-left:3px solid var(--line)}
 .yes{color:var(--ok)}.no{color:var(--bad)}.unsure{color:var(--warn)}
 details.task{border:1px solid var(--line);border-radius:6px;margin:.6rem 0;padding:.2rem .8rem}
 details.task>summary{cursor:pointer;font-weight:600;padding:.4rem 0}
@@ -44,6 +46,8 @@ details.obs>summary{cursor:pointer;color:var(--muted)}
 .pager{display:flex;gap:.5rem;align-items:center;margin:.4rem 0}
 .hidden{display:none}
 .live{color:var(--ok);font-size:.85rem}
+.run-state{margin:.2rem 0 .6rem}.run-state.stopped{border-left:4px solid var(--bad);background:#fdecea;
+padding:.5rem .8rem;border-radius:4px}
 """
 
 SCRIPT = r"""
@@ -54,7 +58,7 @@ function $(s,r){return (r||document).querySelector(s);}
 function $$(s,r){return Array.prototype.slice.call((r||document).querySelectorAll(s));}
 function rows(){return $$("#tasks tbody tr.row");}
 function matches(tr){
-  var st=$("#f-status").value, co=$("#f-correct").value, q=$("#f-text").value.toLowerCase();
+  var st=$("#f-status").value, co=$("#f-correct")?$("#f-correct").value:"", q=$("#f-text").value.toLowerCase();
   if(st && tr.dataset.status!==st) return false;
   if(co && tr.dataset.correct!==co) return false;
   if(q && tr.textContent.toLowerCase().indexOf(q)<0) return false;
@@ -80,7 +84,11 @@ function apply(){
   $("#prev").disabled=page===0; $("#next").disabled=page>=pages-1;
 }
 function openTask(id){
-  var d=document.getElementById(id); if(!d) return;
+  // #t-3 (the task's place) or #<task id> (as the task file names it) opens the task's card
+  try{id=decodeURIComponent(id);}catch(e){}
+  var d=document.getElementById(id);
+  if(!d||!d.matches("details.task")) d=$$("details.task").filter(function(x){return x.dataset.id===id;})[0];
+  if(!d) return;
   d.open=true; d.scrollIntoView({block:"start"});
 }
 function wire(){
@@ -103,11 +111,13 @@ function wire(){
 }
 function live(){
   var el=$("#live"); if(!el) return;
+  if(/[?&]token=/.test(location.search)) history.replaceState(null,"",location.pathname+location.hash);
   var version=el.dataset.version;
-  setInterval(function(){
+  if(el.dataset.done) return;
+  var timer=setInterval(function(){
     fetch("state",{cache:"no-store"}).then(function(r){return r.json();}).then(function(s){
       if(String(s.version)===String(version)) return;
-      version=s.version;
+      version=s.version; if(s.done) clearInterval(timer);
       return fetch("./",{cache:"no-store"}).then(function(r){return r.text();}).then(function(text){
         var doc=new DOMParser().parseFromString(text,"text/html");
         var open=$$("details[open]").map(function(d){return d.id;});
@@ -115,8 +125,8 @@ function live(){
                   text:$("#f-text")&&$("#f-text").value};
         $("#app").innerHTML=doc.querySelector("#app").innerHTML;
         open.forEach(function(id){var d=document.getElementById(id); if(d) d.open=true;});
-        if($("#f-status")){$("#f-status").value=keep.status||"";$("#f-correct").value=keep.correct||"";
-          $("#f-text").value=keep.text||"";}
+        if($("#f-status")){$("#f-status").value=keep.status||"";$("#f-text").value=keep.text||"";}
+        if($("#f-correct")) $("#f-correct").value=keep.correct||"";
         wire();});
     }).catch(function(){});
   },1000);

@@ -10,6 +10,7 @@ from typing import Any
 from report.html import write_html
 from report.markdown import TaskRecord, atomic_write, read_records, render_markdown
 from report.note import read_note
+from report.stopped import read_header
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     print(f"wrote {out} ({len(records)} tasks, {size / 1e6:.1f} MB)")
     if not args.no_markdown:
         md = args.records.with_suffix(".md")
-        _write_markdown(records, md, read_note(args.records))
+        _write_markdown(records, md, {**read_note(args.records), **read_header(args.records)})
         print(f"wrote {md}")
     return 0
 

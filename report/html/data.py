@@ -11,6 +11,7 @@ from typing import Any
 
 from report.markdown import read_records as typed_records
 from report.note import read_note
+from report.stopped import read_header
 
 _LABEL = re.compile(r"^\s*(Action\s*:|Final\s+Answer\s*:)", re.IGNORECASE | re.MULTILINE)
 _FINAL = re.compile(r"^\s*Final\s+Answer\s*:", re.IGNORECASE | re.MULTILINE)
@@ -44,6 +45,7 @@ class Step:
     final: str = ""
     tool: str | None = None
     arguments: str = ""
+    raw_arguments: Any = None  # as the trace holds them (a dict): code arguments are shown as code
     observation: str = ""
     full_chars: int = 0
     saved: str | None = None
@@ -104,7 +106,8 @@ def json_objects(path: Path) -> Iterator[dict[str, Any]]:
 
 def load_run(records_file: Path, trace_dirs: list[Path], meta: dict[str, Any]) -> Run:
     """Read the records and, for each, the trace found in the first of trace_dirs that has it."""
-    meta = {**read_note(records_file), **meta}  # what the run said about itself (tasks a cap skipped)
+    # What the run said about itself: tasks a cap skipped (the note), why it stopped (the records' run line).
+    meta = {**read_note(records_file), **read_header(records_file), **meta}
     tasks = []
     for record in read_records(records_file):
         task = Task(record)
@@ -167,6 +170,7 @@ def _apply_call(event: dict[str, Any], step: Step) -> None:
 def _apply_tool(event: dict[str, Any], step: Step, workspace: str | None) -> None:
     step.tool = event.get("tool")
     arguments = event.get("arguments")
+    step.raw_arguments = arguments
     step.arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False,
                                                                                  indent=1)
     step.observation = str(event.get("observation") or "")
@@ -213,3 +217,9 @@ def source_tools(sources: list[str], steps: list[Step]) -> dict[str, str]:
                 found[source] = step.tool
                 break
     return found
+
+
+def apply_event(event: dict[str, Any], steps: dict[int, Step], workspace: str | None = None) -> Step | None:
+    """Fold one trace event into a timeline being built (`main.py ui` streams live events so); the step touched."""
+    _apply(event, steps, workspace)
+    return steps.get(int(event.get("step") or 0))

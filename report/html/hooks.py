@@ -29,6 +29,7 @@ def live_report(port: int | None, output: Path, trace_dir: Path | None,
     try:
         yield
     finally:
+        live.finish(html_path_for(output).resolve())  # an open page keeps the end, with a link to results.html
         live.stop()
 
 

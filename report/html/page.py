@@ -11,9 +11,11 @@ from pathlib import Path
 
 from report.html.assets import CSS, SCRIPT
 from report.html.charts import bar_chart
+from report.html.code import arguments_html, code_css
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
+from report.stopped import resume_line, title
 
 DONE = {"answered", "answered_unformatted"}
 
@@ -38,15 +40,26 @@ def _csp(live: bool) -> str:
 def render_page(run: Run, live: bool = False, caps: Caps = Caps(), version: str = "") -> str:
     """The whole self-contained page."""
     title = "Research results"
-    live_note = (f'<p id="live" class="live" data-version="{esc(version)}">Live: this page updates as tasks '
-                 "finish.</p>") if live else ""
-    body = (f"<h1>{title}</h1>{live_note}{_summary(run)}{_charts(run)}{_table(run)}"
+    live_note = _live_note(run, version) if live else ""
+    body = (f"<h1>{title}</h1>{live_note}{_summary(run, live)}{_charts(run)}{_table(run)}"
             f"<h2>Tasks</h2>{''.join(_task(t, caps) for t in run.tasks)}")
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_csp(live)}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{title}</title><style>{CSS}</style></head><body><main id=\"app\">{body}</main>"
+            f"<title>{title}</title><style>{CSS}{code_css()}</style></head><body><main id=\"app\">{body}</main>"
             f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def _live_note(run: Run, version: str) -> str:
+    """The live page's banner: waiting for the first task, updating, or over with the final report's path."""
+    state, final = run.meta.get("live_state", "running"), str(run.meta.get("results_html") or "")
+    text = {"waiting": "Live: waiting for the first task to finish…",
+            "running": "Live: this page updates as tasks finish."}.get(state, "The run is over. Final report: ")
+    if state == "done":
+        link = Path(final).resolve().as_uri() if final else ""
+        text += f'<a href="{esc(link)}">{esc(Path(final).name)}</a> <code>{esc(final)}</code>' if final else "none"
+    done = ' data-done="1"' if state == "done" else ""
+    return f'<p id="live" class="live" data-version="{esc(version)}"{done}>{text}</p>'
 
 
 def _money(cost: float | None) -> str:
@@ -59,7 +72,7 @@ def _tokens(t: Task) -> int:
     return int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
 
 
-def _summary(run: Run) -> str:
+def _summary(run: Run, live: bool = False) -> str:
     tasks = run.tasks
     statuses: dict[str, int] = {}
     for t in tasks:
@@ -77,6 +90,7 @@ def _summary(run: Run) -> str:
         f'<div class="card"><b>{esc(v)}</b><span>{esc(k)}</span></div>' for k, v in cards) + "</section>"
     when = run.meta.get("finished") or datetime.fromtimestamp(_mtime(run.records_file), UTC).strftime(
         "%Y-%m-%d %H:%M UTC")
+    html += "" if live else _state(run, when)  # a live page is neither finished nor stopped yet
     html += f'<p class="meta">Models: {esc(", ".join(models) or "n/a")} · records: {esc(run.records_file.name)}'
     html += f" · updated {esc(when)}</p>"
     if run.meta.get("skipped"):  # tasks a spend cap kept from starting (providers/budget.py), as results.md says it
@@ -84,6 +98,15 @@ def _summary(run: Run) -> str:
     levels = _level_accuracy(tasks)
     html += run_html([t.record for t in tasks])  # citations by verdict, answers without sources
     return html + (f'<p class="meta">Accuracy by level: {esc(levels)}</p>' if levels else "")
+
+
+def _state(run: Run, when: str) -> str:
+    """Whether the run finished or was stopped (why, and the command that resumes it); nothing while live."""
+    if not run.meta.get("stopped"):
+        return f'<p class="run-state">{esc(title(run.meta, when))}</p>'
+    resume = resume_line(run.meta)
+    command = f' Resume with <code class="resume">{esc(resume)}</code>' if resume else ""
+    return f'<p class="run-state stopped"><b>{esc(title(run.meta, when))}</b>.{command}</p>'
 
 
 def _meta_models(run: Run) -> list[str]:
@@ -139,35 +162,50 @@ def _correct_cell(t: Task) -> tuple[str, str]:
 
 def _table(run: Run) -> str:
     statuses = sorted({str(t.get("status", "")) for t in run.tasks})
+    scored = any(t.record.get("expected") is not None for t in run.tasks)  # the task file gave answers
     options = "".join(f'<option value="{esc(s)}">{esc(s)}</option>' for s in statuses)
+    verdicts = ('<label>Verdict <select id="f-correct"><option value="">all</option><option value="yes">correct'
+                '</option><option value="no">incorrect</option><option value="none">not scored</option></select>'
+                "</label>") if scored else ""
     controls = ('<div class="controls hidden"><label>Status <select id="f-status"><option value="">all</option>'
-                f'{options}</select></label><label>Verdict <select id="f-correct"><option value="">all</option>'
-                '<option value="yes">correct</option><option value="no">incorrect</option>'
-                '<option value="">not scored</option></select></label>'
+                f'{options}</select></label>{verdicts}'
                 '<label>Find <input id="f-text" type="search" placeholder="text in task or answer"></label>'
                 '<span id="count" class="meta"></span><span class="pager"><button id="prev" type="button">◀'
                 '</button><span id="page" class="meta"></span><button id="next" type="button">▶</button></span>'
                 "</div>")
+    graded = '<th data-type="str">Expected</th><th data-type="str">Verdict</th>' if scored else ""
     head = ('<thead><tr><th data-type="num" class="num">#</th><th data-type="str">Task</th>'
-            '<th data-type="str">Status</th><th data-type="str">Verdict</th><th data-type="num" class="num">Steps'
-            '</th><th data-type="num" class="num">Tokens</th><th data-type="num" class="num">Cost</th>'
-            '<th data-type="num" class="num">Seconds</th></tr></thead>')
+            f'<th data-type="str">Answer</th>{graded}<th data-type="str">Status</th>'
+            '<th data-type="num" class="num">Steps</th><th data-type="num" class="num">Tokens</th>'
+            '<th data-type="num" class="num">Cost</th><th data-type="num" class="num">Seconds</th></tr></thead>')
     return f'<h2>Tasks at a glance</h2>{controls}<table id="tasks">{head}<tbody>' + "".join(
-        _row(t) for t in run.tasks) + "</tbody></table>"
+        _row(t, scored) for t in run.tasks) + "</tbody></table>"
 
 
-def _row(t: Task) -> str:
+def _short(text: object, width: int) -> str:
+    """The first line of a text, cut to width characters."""
+    lines = str(text or "").strip().splitlines()
+    first = lines[0] if lines else ""
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _row(t: Task, scored: bool = False) -> str:
     verdict, mark = _correct_cell(t)
     status = str(t.get("status", ""))
     target = _anchor(t)
     cost = t.record.get("cost")
-    first = str(t.get("task", "")).strip().splitlines()[0] if str(t.get("task", "")).strip() else ""
-    text = first if len(first) <= 90 else first[:89] + "…"
-    return (f'<tr class="row" data-status="{esc(status)}" data-correct="{verdict}" data-target="{target}">'
+    text, answer = _short(t.get("task", ""), 90), _short(t.record.get("answer"), 80)
+    graded = ""
+    if scored:
+        expected = _short(t.record.get("expected"), 60)
+        graded = (f'<td data-v="{esc(expected)}" class="expected">{esc(expected)}</td>'
+                  f'<td data-v="{verdict}" class="{verdict}">{mark}</td>')
+    return (f'<tr class="row" data-status="{esc(status)}" data-correct="{verdict}" data-target="{target}" '
+            f'data-id="{esc(t.get("id", ""))}">'
             f'<td class="num" data-v="{int(t.get("index", 0))}">{int(t.get("index", 0))}</td>'
             f'<td data-v="{esc(text)}"><a href="#{target}">{esc(text)}</a></td>'
+            f'<td data-v="{esc(answer)}" class="answer">{esc(answer) or "<em>—</em>"}</td>{graded}'
             f'<td data-v="{esc(status)}" class="status s-{esc(status)}">{esc(status)}{_no_sources_tag(t)}</td>'
-            f'<td data-v="{verdict}" class="{verdict}">{mark}</td>'
             f'<td class="num" data-v="{int(t.get("steps", 0))}">{int(t.get("steps", 0))}</td>'
             f'<td class="num" data-v="{_tokens(t)}">{_tokens(t):,}</td>'
             f'<td class="num" data-v="{float(cost) if cost is not None else -1}">{_money(cost)}</td>'
@@ -186,8 +224,8 @@ def _task(t: Task, caps: Caps) -> str:
     r = t.record
     status = str(t.get("status", ""))
     answer = render(str(r["answer"])) if r.get("answer") else f"<p><em>No answer ({esc(status)}).</em></p>"
-    parts = [f'<details class="task" id="{_anchor(t)}"><summary>{int(t.get("index", 0))}. '
-             f'{esc(str(t.get("task", "")).strip().splitlines()[0][:120] if str(t.get("task", "")).strip() else "")}'
+    parts = [f'<details class="task" id="{_anchor(t)}" data-id="{esc(t.get("id", ""))}"><summary>'
+             f'{int(t.get("index", 0))}. {esc(_short(t.get("task", ""), 121))}'
              f' <span class="status s-{esc(status)}">{esc(status)}</span>{_no_sources_tag(t)}</summary>',
              f"<h4>Question</h4><pre>{esc(t.get('task', ''))}</pre><h4>Answer</h4>{answer}"]
     if r.get("expected") is not None:
@@ -240,8 +278,8 @@ def _step(s: Step, caps: Caps) -> str:
     if s.thought:
         out.append(f"<pre>{esc(_cut(s.thought, caps.completion))}</pre>")
     if s.tool:
-        out.append(f"<div class=\"meta\">Action: <code>{esc(s.tool)}</code></div><pre>"
-                   f"{esc(_cut(s.arguments, caps.completion))}</pre>")
+        out.append(f"<div class=\"meta\">Action: <code>{esc(s.tool)}</code></div>"
+                   + arguments_html(s.tool, s.raw_arguments, s.arguments, caps.completion))
     elif s.final:
         out.append(f'<div class="meta">Final Answer</div><pre>{esc(_cut(s.final, caps.completion))}</pre>')
     elif s.completion and not s.thought:
@@ -295,5 +333,5 @@ def render_detail(t: Task, caps: Caps) -> str:
     back = (caps.detail_dir or "results_tasks").removesuffix("_tasks") + ".html"
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{_csp(False)}">'
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main id=\"app\">"
+            f"<title>{esc(title)}</title><style>{CSS}{code_css()}</style></head><body><main id=\"app\">"
             f'<p><a href="../{esc(back)}">← all tasks</a></p>{body}</main></body></html>\n')

@@ -9,6 +9,7 @@ from report.html.markdown import esc
 from report.sources import (
     WITHOUT_SOURCES,
     WITHOUT_SOURCES_NOTE,
+    attachment_read,
     claim_text,
     is_web,
     read_sources,
@@ -42,7 +43,12 @@ def sources_html(record: Mapping[str, Any], tools: Mapping[str, str]) -> str:
         tag = f' <span class="tag">{esc(tools[url])}</span>' if url in tools else ""
         where = f' <span class="meta">{esc(url)}</span>' if title and is_web(url) else ""
         items.append(f'<li value="{int(s["n"])}">{_link(url, title or url)}{where}{tag}</li>')
-    html = "<h4>Sources</h4>" + (f"<ol>{''.join(items)}</ol>" if items else '<p class="meta">none read</p>')
+    html = ""
+    if record.get("attachment"):  # the task's attached file, and whether the agent read it
+        read = attachment_read(str(record["attachment"]), sources)
+        html += (f'<p><b>Attachment:</b> <code>{esc(record["attachment"])}</code> '
+                 f'<span class="{"yes" if read else "no"}">{"read" if read else "not read"}</span></p>')
+    html += "<h4>Sources</h4>" + (f"<ol>{''.join(items)}</ol>" if items else '<p class="meta">none read</p>')
     failed = [s for s in sources if not s.get("read")]
     if failed:
         html += '<p class="meta">Not read:</p><ul>' + "".join(

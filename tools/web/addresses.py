@@ -23,6 +23,12 @@ _V6_BLOCKED = tuple(IPv6Network(n) for n in (
     "2001:db8::/32", "3fff::/20",  # documentation
     "2620:4f:8000::/48",  # AS112 direct delegation
 ))
+# Cloud instance-metadata endpoints hand out the machine's credentials: refused even when
+# SCRAPE_ALLOW_PRIVATE_URLS opens the intranet (AWS/GCP/Azure/OpenStack, AWS ECS, Alibaba, AWS IPv6).
+METADATA_ADDRESSES = frozenset(IPv4Address(a) for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200")) \
+    | frozenset({IPv6Address("fd00:ec2::254")})
+METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data",
+                            "instance-data.ec2.internal"})
 _MAPPED = ip_network("::ffff:0:0/96")
 _NAT64 = ip_network("64:ff9b::/96")
 _SIX_TO_FOUR = ip_network("2002::/16")
@@ -45,6 +51,12 @@ def embedded_ipv4(ip: IPv6Address) -> list[IPv4Address]:
 def is_public_ipv4(ip: IPv4Address) -> bool:
     """True unless ip is in an IANA special-purpose, multicast or reserved block."""
     return not any(ip in net for net in _V4_BLOCKED)
+
+
+def is_metadata_address(ip: IPAddress) -> bool:
+    """True for a cloud instance-metadata address, also when carried inside an IPv6 address."""
+    carried = embedded_ipv4(ip) if isinstance(ip, IPv6Address) else []
+    return ip in METADATA_ADDRESSES or any(v4 in METADATA_ADDRESSES for v4 in carried)
 
 
 def is_public_address(ip: IPAddress) -> bool:

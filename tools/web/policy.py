@@ -13,7 +13,7 @@ import socket
 from collections.abc import Callable
 from urllib.parse import SplitResult, urlsplit
 
-from tools.web.addresses import is_public_address
+from tools.web.addresses import METADATA_HOSTS, is_metadata_address, is_public_address
 from tools.web.domains import DomainRules
 from tools.web.errors import BlockedURLError, FetchError
 
@@ -29,7 +29,8 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 
 class UrlPolicy:
-    """Scheme, domain rules and address checks of one run (SCRAPE_ALLOW_PRIVATE_URLS lifts the last)."""
+    """Scheme, domain rules and address checks of one run (SCRAPE_ALLOW_PRIVATE_URLS lifts the last, but for
+    cloud metadata addresses, which stay refused)."""
 
     def __init__(self, allow_private: bool = False, resolver: Resolver | None = None,
                  address_check: AddressCheck | None = None, domains: DomainRules | None = None) -> None:
@@ -48,17 +49,20 @@ class UrlPolicy:
         if not host:
             raise BlockedURLError("the URL has no host name", url)
         self.domains.check(url)
-        if self.allow_private:
-            return None
+        if host.lower().rstrip(".") in METADATA_HOSTS:
+            raise BlockedURLError(f"{host} is a cloud metadata service; always refused", url)
         literal = ip_or_none(host)
         addresses = [host] if literal else self._resolve(host, parts.port, parts.scheme, url)
         for text in addresses:
             ip = ipaddress.ip_address(text.split("%", 1)[0])
-            if not self.address_check(ip):
-                where = f"{ip} is" if literal else f"{host} resolves to {ip},"
+            where = f"{ip} is" if literal else f"{host} resolves to {ip},"
+            if not self.allow_private and not self.address_check(ip):
                 raise BlockedURLError(
                     f"{where} a private/loopback/link-local or otherwise non-public address; refused "
                     "(set SCRAPE_ALLOW_PRIVATE_URLS=1 to allow intranet URLs)", url)
+            if is_metadata_address(ip):
+                raise BlockedURLError(f"{where} a cloud metadata address; always refused, even with "
+                                      "SCRAPE_ALLOW_PRIVATE_URLS=1", url)
         return addresses[0].split("%", 1)[0]
 
     def _resolve(self, host: str, port: int | None, scheme: str, url: str) -> list[str]:

@@ -1,0 +1,117 @@
+"""The door of every local page (the --serve live report, `main.py ui`): loopback Host, a per-run token, a strict CSP.
+
+A web page the user visits can point its own domain at 127.0.0.1 (DNS rebinding) and read whatever a local
+server answers; so a request is served only when its Host is the loopback address and port the URL printed,
+and when it carries the random token from that URL (as Jupyter does: `?token=` once, then a cookie).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qs
+
+MISDIRECTED, FORBIDDEN = 421, 403
+TOKEN_PARAM = "token"
+
+
+def script_hash(script: str) -> str:
+    """The CSP source that lets exactly this inline script run: 'sha256-...'."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+
+
+def content_security_policy(script_hashes: tuple[str, ...] = ()) -> str:
+    """Nothing external: scripts, styles, fetches and images from this origin only; no frames, plugins or forms out."""
+    scripts = " ".join(("'self'", *script_hashes))
+    return (f"default-src 'self'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; font-src 'self'; frame-src 'none'; object-src 'none'; base-uri 'none'; "
+            "form-action 'self'; frame-ancestors 'none'")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do with a request: serve it (status 0) or refuse it with `status` and a one-line `reason`."""
+
+    status: int = 0
+    reason: str = ""
+    set_cookie: str | None = None  # a valid ?token= sets the cookie the page's later requests carry
+
+    @property
+    def allowed(self) -> bool:
+        """True when the request may be served."""
+        return self.status == 0
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The Host and token rules of one local server on `port`; `token` is random per run unless given."""
+
+    port: int
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    extra_hosts: tuple[str, ...] = ()  # tests may add a name; never a public one
+
+    @property
+    def cookie_name(self) -> str:
+        """Cookies ignore ports, so two local servers on one machine each get their own cookie."""
+        return f"agent_token_{self.port}"
+
+    def hosts(self) -> frozenset[str]:
+        """The Host header values this server answers to."""
+        names = ("127.0.0.1", "localhost", "[::1]", *self.extra_hosts)
+        return frozenset(f"{name}:{self.port}" for name in names)
+
+    def url(self, path: str = "/") -> str:
+        """The address to print: loopback, this port, the token."""
+        return f"http://127.0.0.1:{self.port}{path}?{TOKEN_PARAM}={self.token}"
+
+    def check(self, host: str | None, query: str, cookie: str | None, authorization: str | None = None,
+              origin: str | None = None) -> Verdict:
+        """Serve only a loopback Host with this port, and only with the token (query, cookie or header).
+
+        A request another page's script sends names that page in Origin: refused, even from another
+        port of 127.0.0.1 (same-site to a browser, so it would carry the cookie)."""
+        if (host or "").strip().lower() not in self.hosts():
+            return Verdict(MISDIRECTED, "this server answers only to its loopback address")
+        if origin is not None and origin.strip().lower() not in {f"http://{h}" for h in self.hosts()}:
+            return Verdict(FORBIDDEN, "requests from other pages are refused")
+        given = parse_qs(query).get(TOKEN_PARAM, [""])[0]
+        if given and self._matches(given):
+            return Verdict(set_cookie=self.cookie_header())
+        if self._matches(_cookie_value(cookie, self.cookie_name)) or self._matches(_bearer(authorization)):
+            return Verdict()
+        return Verdict(FORBIDDEN, "open the address with its token, as printed when the server started")
+
+    def cookie_header(self) -> str:
+        """Set-Cookie for the token: not readable by scripts, never sent by another site's page."""
+        return f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+
+    def _matches(self, given: str) -> bool:
+        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+
+
+def security_headers(csp: str) -> list[tuple[str, str]]:
+    """The headers every answer carries, refusals included."""
+    return [("Content-Security-Policy", csp), ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")]
+
+
+def _cookie_value(header: str | None, name: str) -> str:
+    if not header:
+        return ""
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(header)
+    except CookieError:
+        return ""
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else ""
+
+
+def _bearer(header: str | None) -> str:
+    """`Authorization: token X` (Jupyter's form) or `Bearer X`."""
+    scheme, _, value = (header or "").partition(" ")
+    return value.strip() if scheme.lower() in ("token", "bearer") else ""
