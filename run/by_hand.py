@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -12,9 +13,13 @@ from typing import TextIO
 
 from config import Settings
 from core.errors import TaskFileError
-from run.conversation import STOPPED, Conversation, StepEvent, Turn
+from report.markdown import DONE_STATUSES, TaskRecord
+from run.conversation import STOPPED, Conversation, StepEvent
 from run.stopping import Stopper
 from run.store import RunStore
+
+with contextlib.suppress(ImportError):  # not on every platform
+    import readline  # noqa: F401  (chat's prompt gets line editing and history through input())
 
 EXIT_OK, EXIT_NOT_ANSWERED = 0, 1
 LINE_CHARS = 240  # a step's line on stderr is cut here: the trace keeps it whole
@@ -45,10 +50,10 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
     return show
 
 
-def answer_text(turn: Turn) -> str:
+def answer_text(r: TaskRecord) -> str:
     """The answer and its numbered sources as stdout shows them."""
-    r = turn.record
-    missing = f"(no answer: {r.status}{': ' + r.error if r.error else ''})"
+    why = f": {r.error}" if r.error and r.status != STOPPED else ""  # a stopped one: the user knows why
+    missing = f"(no answer: {r.status}{why})"
     lines = [r.answer.strip() if r.answer else missing]
     read = [s for s in r.sources if s.get("read", True)]
     if read:
@@ -56,10 +61,11 @@ def answer_text(turn: Turn) -> str:
     return "\n".join(lines)
 
 
-def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> Turn:
-    """One question with Ctrl-C stopping it (a second Ctrl-C quits at once)."""
+def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> TaskRecord:
+    """One question with Ctrl-C stopping it (a second Ctrl-C quits at once); its record."""
     with Stopper(STOP_ANSWER) as stopper:
-        return conv.ask(question, files, on_event=None if quiet else step_printer(sys.stderr), stop=stopper.event)
+        printer = None if quiet else step_printer(sys.stderr)
+        return conv.ask(question, files, on_event=printer, stop=stopper.event).record
 
 
 def ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -69,16 +75,16 @@ def ask(args: argparse.Namespace, settings: Settings) -> int:
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
     conv = Conversation(settings, RunStore.from_settings(settings), kind="ask")
-    turn = _ask_once(conv, args.question, files, args.quiet)
+    record = _ask_once(conv, args.question, files, args.quiet)
     if args.json:
-        print(json.dumps({"run": conv.id, **asdict(turn.record)}, ensure_ascii=False, indent=1))
+        print(json.dumps({"run": conv.id, **asdict(record)}, ensure_ascii=False, indent=1))
     else:
-        print(answer_text(turn))
+        print(answer_text(record))
     if not args.quiet:
         print(f"run {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
-    if turn.record.status == STOPPED:
+    if record.status == STOPPED:
         return 130
-    return EXIT_OK if turn.answered else EXIT_NOT_ANSWERED
+    return EXIT_OK if record.status in DONE_STATUSES else EXIT_NOT_ANSWERED
 
 
 def chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -98,8 +104,7 @@ def chat(args: argparse.Namespace, settings: Settings) -> int:
             if not _command(conv, line):
                 break
             continue
-        turn = _ask_once(conv, line, [], args.quiet)
-        print(answer_text(turn), flush=True)
+        print(answer_text(_ask_once(conv, line, [], args.quiet)), flush=True)
         print(flush=True)
     if conv.id and not args.quiet:
         print(f"conversation {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
@@ -107,18 +112,17 @@ def chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _read_line(tty: bool) -> str | None:
-    """The next line; None at end of input. On a terminal Ctrl-C at the prompt clears the line."""
-    if not tty:
-        line = sys.stdin.readline()
-        return line or None
+    """The next line; None at end of input. Ctrl-C between questions does not end the session."""
     while True:
         try:
+            if not tty:
+                return sys.stdin.readline() or None
             return input("? ")
         except EOFError:
             print(file=sys.stderr)
             return None
         except KeyboardInterrupt:
-            print("\n(Ctrl-D or /exit leaves)", file=sys.stderr)
+            print("\n(no answer is running; Ctrl-D or /exit leaves)", file=sys.stderr, flush=True)
 
 
 def _command(conv: Conversation, line: str) -> bool:
@@ -132,8 +136,8 @@ def _command(conv: Conversation, line: str) -> bool:
                         for s in sources) or "no sources read yet", flush=True)
     elif name == "/cost":
         cost = conv.cost()
-        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over "
-              f"{len(conv.turns)} question(s)", flush=True)
+        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over {len(conv.turns)} "
+              "question(s)", flush=True)
     elif name == "/save" and rest.strip():
         path = Path(rest.strip()).expanduser()
         try:

@@ -8,7 +8,9 @@ Use (the `ask` and `chat` commands and the local web app all go through this)::
     turn.record.answer, turn.record.sources               # a TaskRecord, like a batch task's
     chat.ask("and in 2020?")                              # the prompt carries question 1, its answer, its sources
     chat.sources(); chat.cost(); chat.transcript_markdown()
+    chat.turns                                            # every Turn(number, question, record, attachments)
     again = Conversation.open(store, chat.id)             # a read-only view of the stored turns
+    Conversation(settings, store, kind="ui")              # the web app's conversations are listed as "ui"
 
 Each question runs exactly as a batch task does (run/batch.py's BatchRunner.run_task): the same agent, tools,
 step and time limits, spend caps and traces, in the run's one workspace (files saved by an earlier question
@@ -106,7 +108,9 @@ class Conversation:
             stop: threading.Event | None = None) -> Turn:
         """Answer one question (with files copied into the workspace); `stop.set()` ends it at the next step.
 
-        Returns the turn, also when stopped (status "stopped") or out of budget; LLMFatalError propagates.
+        Returns the turn (also kept as `self.turns[-1]`; `.record` is its TaskRecord), also when stopped
+        (status "stopped", no answer) or refused by the run's cost cap (status "budget"); LLMFatalError
+        propagates.
         """
         if self.settings is None:
             raise RuntimeError("this conversation was opened read-only; open it with settings to continue")
@@ -118,9 +122,14 @@ class Conversation:
             task = Task(number, question, f"turn-{number}")
             # A key per turn, not per text: asking the same question again is a new record, not a replacement.
             object.__setattr__(task, "_key", task_key(f"{run.id}/{number}/{question}"))
-            prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.answered],
+            prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.record.answer],
                                       self._history_room()) + _attached(files)
-            record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
+            try:
+                record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
+            except BaseException:  # LLMFatalError (a bad key): the run says it failed, the caller says why
+                run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns), cost=self.cost(),
+                           status="failed")
+                raise
             turn = Turn(number, question, record, [f.name for f in files])
             self.turns.append(turn)
             with run.records.open("a", encoding="utf-8") as f:
@@ -139,7 +148,7 @@ class Conversation:
                   on_event: Callable[[StepEvent], None] | None, stop: threading.Event) -> TaskRecord:
         """Run the task as a batch would; a stopped one, or one the run's cost cap refuses, still gives a record."""
         if self.budget is not None and not self.budget.may_start():
-            return TaskRecord(task.key, task.id, task.index, task.text, "budget", model=self.spec,
+            return TaskRecord(task.key, task.id, task.index, task.text, "budget", model=self.spec, cost=0.0,
                               error=f"not started: {self.budget.exhausted}")
         sink = _event_sink(task.index, on_event)
         runner = BatchRunner(settings, self.llm, self.spec, lambda record: None, sink, self.summary_llm,
@@ -173,7 +182,7 @@ class Conversation:
         return conversation_sources([self._past(t) for t in self.turns])
 
     def cost(self) -> float | None:
-        """USD spent over every turn; None when a model's price is unknown."""
+        """USD spent over every turn (a stopped one's from its trace); None when a model's price is unknown."""
         costs = [t.record.cost for t in self.turns]
         return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
 

@@ -142,7 +142,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
         for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
                        *sources_summary(records), *finish_notices(store),
                        *summary_lines(records, len(p.tasks), time.monotonic() - started, p.settings.max_run_cost,
-                                      report_paths(args.output, html), end)]:
+                                      report_paths(args.output, html), end),
+                       f"run {p.run.id} kept in {p.run.dir} (python main.py runs lists every run)"]:
             console.line(notice)
     return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end)
 

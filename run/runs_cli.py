@@ -61,10 +61,11 @@ def main(argv: list[str]) -> int:
 def run_line(r: Run) -> str:
     """One run as `main.py runs` lists it."""
     i = r.info
+    status = "died" if i.status == "running" and r.ended else i.status  # its process is gone without a word
     cost = "n/a" if i.cost is None else f"${i.cost:.4f}"
     title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
     outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
-    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {i.status:<8} {f'{i.answered}/{i.tasks}':>9} "
+    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} {f'{i.answered}/{i.tasks}':>9} "
             f"{cost:>9}  {title}  →  {outputs}")
 
 
@@ -79,15 +80,29 @@ def prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positional(argv: list[str]) -> int | None:
+    """Where the report's one positional argument is (the values of -o and --trace-dir are skipped)."""
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg in ("-o", "--output", "--trace-dir"):
+            skip = True
+        elif not arg.startswith("-"):
+            return i
+    return None
+
+
 def report(argv: list[str]) -> int:
     """`main.py report RUN`: RUN is a run id (or its start), a run directory, or a results.jsonl as before."""
-    if not argv or argv[0].startswith("-") or Path(argv[0]).is_file():
-        return report_main(argv)
-    ref, rest = argv[0], argv[1:]
-    runs_dir = None
-    if "--runs-dir" in rest:  # `report RUN --runs-dir DIR`: the store to look in
-        at = rest.index("--runs-dir")
-        runs_dir, rest = Path(rest[at + 1]), rest[:at] + rest[at + 2:]
+    runs_dir, rest = None, list(argv)
+    if "--runs-dir" in rest[:-1]:  # the store to look in (not a flag of the report itself)
+        flag = rest.index("--runs-dir")
+        runs_dir, rest = Path(rest[flag + 1]), rest[:flag] + rest[flag + 2:]
+    at = _positional(rest)
+    if at is None or Path(rest[at]).is_file():
+        return report_main(rest)
+    ref, rest = rest[at], rest[:at] + rest[at + 1:]
     run = _store(runs_dir).open(ref)
     records = run.records if run.records.is_file() else next(
         (Path(o) for o in run.info.outputs if o.endswith(".jsonl") and Path(o).is_file()), run.records)

@@ -53,7 +53,7 @@ class RunInfo:
     started: str  # ISO 8601, UTC
     title: str = ""  # the task file, or the first question
     finished: str | None = None
-    status: str = "running"  # running | finished | stopped | failed (a process that died stays "running")
+    status: str = "running"  # running | finished | stopped | failed (a killed process's run stays "running")
     tasks: int = 0
     answered: int = 0
     cost: float | None = 0.0  # USD; None when a model's price is unknown
@@ -103,6 +103,11 @@ class Run:
         """When the run started (UTC)."""
         return datetime.fromisoformat(self.info.started)
 
+    @property
+    def ended(self) -> bool:
+        """True unless the run is still going: its status says so and its process (on this machine) lives."""
+        return self.info.status != "running" or not _process_alive(self.info.pid)
+
     def apply(self, settings: Settings) -> Settings:
         """The settings with trace_dir and workspace inside this run: its own traces/ and workspace/, or
         <--trace-dir>/<run id> and <--workspace>/<run id> when those were given; traces=False: no traces."""
@@ -125,10 +130,12 @@ class Run:
     def prune(self, *, traces: bool) -> bool:
         """Remove this run's workspace (and its traces when asked); True when anything was removed."""
         removed = False
-        if not self.info.workspace_pruned and self.info.status != "running":
+        if not self.ended:
+            return False
+        if not self.info.workspace_pruned:
             removed |= _remove_tree(self.workspace)
             self.info.workspace_pruned = True
-        if traces and not self.info.traces_pruned and self.trace_dir is not None and self.info.status != "running":
+        if traces and not self.info.traces_pruned and self.trace_dir is not None:
             removed |= _remove_tree(self.trace_dir)
             self.info.traces_pruned = True
         self.save()
@@ -205,7 +212,7 @@ class RunStore:
 
     def prune_workspaces(self) -> list[Run]:
         """Remove the workspaces of finished runs beyond the newest keep_workspaces ones."""
-        done = [r for r in self.list_runs() if r.info.status != "running"]
+        done = [r for r in self.list_runs() if r.ended]
         return [r for r in done[self.keep_workspaces:] if not r.info.workspace_pruned and r.prune(traces=False)]
 
 
@@ -238,6 +245,19 @@ def _strip_credentials(url: str) -> str:
     host = parts.hostname or ""
     netloc = host + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _process_alive(pid: int) -> bool:
+    """True when a process with this id exists (a run killed with -9 never says it ended)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _remove_tree(path: Path) -> bool:

@@ -136,8 +136,50 @@ def test_a_stopped_answer_ends_that_question_not_the_conversation(lyon: Loopback
     assert kinds[:2] == ["thought", "action"] and "answer" not in kinds
     second = chat.ask("How many people lived in Lyon in 2010?")
     assert second.record.answer == FIRST and second.number == 2
+    assert (first.record.cost or 0) > 0 and first.record.llm_calls == 1  # what the stopped one spent, from its trace
+    assert chat.cost() == pytest.approx((first.record.cost or 0) + (second.record.cost or 0))
     assert "Question 1" not in _prompt_of(lyon.model_requests[-1])  # type: ignore[attr-defined]  # not answered
     view = Conversation.open(RunStore.from_settings(settings), str(chat.id))
     assert [t.record.status for t in view.turns] == ["stopped", "answered"]
     with pytest.raises(RuntimeError):
         view.ask("more?")
+
+
+def test_ctrl_c_in_chat_stops_the_answer_and_the_next_question_is_answered(tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    asked, released = threading.Event(), threading.Event()
+
+    def handle(req: Request) -> Response:
+        if "first" in _prompt(req):
+            asked.set()
+            released.wait(60)  # held until the test has pressed Ctrl-C
+            return openai_reply('Thought: note it\nAction: write_file\nAction Input: {"path": "a.txt", "content": "x"}')
+        return openai_reply("Thought: easy\nFinal Answer: the second answer")
+
+    with LoopbackServer(handle) as server:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.url + "/v1", "AGENT_SEARCH": "0"}
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "chat", "--model", MODEL], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdin is not None
+        proc.stdin.write("the first question\n")
+        proc.stdin.flush()
+        assert asked.wait(60)
+        proc.send_signal(signal.SIGINT)
+        released.set()
+        proc.stdin.write("the second question\n")
+        out, err = proc.communicate(timeout=120)  # then end of input: the session ends
+    assert proc.returncode == 0, err
+    assert "stopping this answer" in err
+    assert out.index("(no answer: stopped)") < out.index("the second answer")
+
+
+def test_the_runs_cost_cap_covers_the_whole_conversation(lyon: LoopbackServer) -> None:
+    proc = _main(lyon, "chat", "-q", "--max-run-cost", "0.00001",
+                 stdin="How many people lived in Lyon in 2010?\nand in 2020?\n")
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.strip().split("\n\n")[:2]
+    assert first.startswith("(no answer: budget: the run's cost cap")  # the cap stopped the first question ...
+    assert second.startswith("(no answer: budget: not started")  # ... and no later question starts
+    assert lyon.model_requests == []  # type: ignore[attr-defined]  # a call that could pass the cap is never sent

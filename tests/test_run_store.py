@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,7 @@ def _finished(store: RunStore, kind: str = "ask") -> Any:
 def test_prune_removes_old_runs_traces_and_workspaces_and_keeps_their_records(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs")
     old, running = _finished(store), store.create("chat", "still going", Settings())
+    running.workspace.mkdir(parents=True)
     assert store.prune(timedelta(days=30)) == []  # nothing is 30 days old yet
     later = datetime.now(UTC) + timedelta(days=31)
     assert [r.id for r in store.prune(timedelta(days=30), now=later)] == [old.id]
@@ -81,6 +84,13 @@ def test_prune_removes_old_runs_traces_and_workspaces_and_keeps_their_records(tm
     again = store.open(old.id)
     assert again.info.traces_pruned and again.info.workspace_pruned and again.info.answered == 1
     assert store.open(running.id).info.status == "running"
+    assert running.workspace.exists()  # a live run is never pruned ...
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running.info.pid = gone.pid  # ... but one whose process was killed (it never said it ended) is
+    running.save()
+    assert [r.id for r in store.prune(timedelta(days=30), now=later)] == [running.id]
+    assert not running.workspace.exists()
 
 
 def test_finished_runs_keep_only_the_newest_workspaces(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Flags of the report command."""
     p = argparse.ArgumentParser(prog="main.py report",
                                 description="Rebuild results.html (and results.md) from a run's records and traces.")
-    p.add_argument("records", type=Path, help="the run's records file (results.jsonl)")
+    p.add_argument("records", type=Path, help="the run's records file (results.jsonl), or a run id or folder of "
+                                             "the run store (see main.py runs; --runs-dir DIR names the store)")
     p.add_argument("-o", "--output", type=Path, help="HTML path (default: beside the records, .html)")
     p.add_argument("--trace-dir", type=Path, action="append", dest="trace_dirs",
                    help="where the run's traces are (default: traces/ beside the records, then ./traces)")
