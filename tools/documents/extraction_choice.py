@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tools.documents.markdown_tables import replace_tables
+
 _WORD = re.compile(r"\w+")
 
 
@@ -69,7 +71,7 @@ def readability_reading(page: Any) -> Reading:
         return Reading()
     if tree is None:
         return Reading()
-    whole = block_text(tree)
+    whole = block_text(replace_tables(tree))  # data tables as Markdown, not run-together cells
     for element in tree.xpath(_NOT_PROSE):
         if element.getparent() is not None:
             element.drop_tree()
@@ -165,7 +167,7 @@ def add_missing_lines(text: str, other: str, links: list[str], *, inner_words: i
     for i, line in enumerate(lines):
         index.setdefault(plain_words(line), i)
     index.pop("", None)
-    theirs = [" ".join(raw.split()) for raw in other.split("\n")]
+    theirs = _units(other)
     shared = [j for j, line in enumerate(theirs) if plain_words(line) in index]
     first, last_shared = (shared[0], shared[-1]) if shared else (len(theirs), -1)
     after: dict[int, list[str]] = {}
@@ -182,6 +184,18 @@ def add_missing_lines(text: str, other: str, links: list[str], *, inner_words: i
             after.setdefault(last, []).append(line)
             have |= own
     return _insert(lines, after) if after else text
+
+
+def _units(text: str) -> list[str]:
+    """The lines of `text`, whitespace collapsed; the rows of a Markdown table stay together as one unit."""
+    units: list[str] = []
+    for raw in text.split("\n"):
+        line = " ".join(raw.split())
+        if line.startswith("|") and units and units[-1].startswith("|"):
+            units[-1] += "\n" + line  # a table is added whole or not at all
+        else:
+            units.append(line)
+    return units
 
 
 def _insert(lines: list[str], after: dict[int, list[str]]) -> str:

@@ -15,6 +15,7 @@ from tools.documents.extraction_choice import (
     trim_unshared_edges,
     whole_when_short,
 )
+from tools.documents.markdown_tables import complete_tables
 
 _WORD = re.compile(r"\w+")
 # Classes of article-body containers that some sites split into several sibling blocks.
@@ -69,7 +70,8 @@ def extract_main_content(html: str, url: str | None = None, *, tree: Any | None 
     text = prefer_wider(text, _tidy(_trafilatura_markdown(page, url, favor_recall=True, fast=True), titles))
     peer = readability_reading(page)  # last: it drops the tree's hidden elements
     text = whole_when_short(add_missing_lines(trim_unshared_edges(text, peer.prose), peer.prose, links), peer)
-    return _tidy(text, titles)  # again: readability's lines may bring the title or a promo back
+    # again: readability's lines may bring the title or a promo back; every table gets its header row
+    return complete_tables(_tidy(text, titles))
 
 
 def page_title(page: str | Any) -> str:
