@@ -8,6 +8,7 @@ from typing import Any
 
 from tools.documents.extraction_choice import (
     add_missing_lines,
+    could_widen,
     link_texts,
     plain_words,
     prefer_wider,
@@ -67,7 +68,8 @@ def extract_main_content(html: str, url: str | None = None, *, tree: Any | None 
     links = link_texts(page)  # recall mode reads the page as served, without the block merging above
     # fast: without trafilatura's own readability/justext fallback, which readability-lxml's reading below stands
     # in for; the output is the same on the bundled set and the pass takes about a quarter less time.
-    text = prefer_wider(text, _tidy(_trafilatura_markdown(page, url, favor_recall=True, fast=True), titles))
+    if could_widen(text, _most_words(page)):
+        text = prefer_wider(text, _tidy(_trafilatura_markdown(page, url, favor_recall=True, fast=True), titles))
     peer = readability_reading(page)  # last: it drops the tree's hidden elements
     text = whole_when_short(add_missing_lines(trim_unshared_edges(text, peer.prose), peer.prose, links), peer)
     # again: readability's lines may bring the title or a promo back; every table gets its header row
@@ -97,6 +99,13 @@ def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
         tree, url=url, output_format="markdown", include_formatting=True, include_tables=True,
         include_links=False, include_images=False, include_comments=False, **options) or ""
     return _ESCAPES.sub(r"\1", _INLINE_TAGS.sub("", text))
+
+
+def _most_words(tree: Any) -> int:
+    """At most how many words a reading of the page can hold: the words of its text outside scripts and styles,
+    plus one per list item (Markdown numbers the items of ordered lists)."""
+    text = " ".join(tree.xpath("//text()[not(ancestor::script) and not(ancestor::style)]"))
+    return len(_WORD.findall(text.lower())) + sum(1 for _ in tree.iter("li"))
 
 
 def _title_candidates(tree: Any) -> list[str]:
