@@ -109,8 +109,9 @@ def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
 def _most_words(tree: Any) -> int:
     """At most how many words a reading of the page can hold: the words of its text outside scripts and styles,
     plus one per list item (Markdown numbers the items of ordered lists)."""
-    text = " ".join(tree.xpath("//text()[not(ancestor::script) and not(ancestor::style)]"))
-    return len(_WORD.findall(text.lower())) + sum(1 for _ in tree.iter("li"))
+    texts = [element.text for element in tree.iter() if element.text and element.tag not in ("script", "style")]
+    texts += [element.tail for element in tree.iter() if element.tail]
+    return len(_WORD.findall(" ".join(texts).lower())) + sum(1 for _ in tree.iter("li"))
 
 
 def _title_candidates(tree: Any) -> list[str]:
