@@ -55,7 +55,7 @@ def extract_main_content(html: str, url: str | None = None, *, tree: Any | None 
     text = _tidy(_precise_reading(html, _mended(page), url, most), titles)
     links = link_texts(page)  # recall mode reads the page as served, without the block merging above
     # fast: without trafilatura's own readability/justext fallback, which readability-lxml's reading below stands
-    # in for; the output is the same on the bundled set and the pass takes about a quarter less time.
+    # in for; the text is the same on the 311 benchmark pages and the pass takes about a quarter less time.
     if could_widen(text, most):
         text = prefer_wider(text, _tidy(_trafilatura_markdown(page, url, favor_recall=True, fast=True), titles))
     peer = readability_reading(page)  # last: it drops the tree's hidden elements
