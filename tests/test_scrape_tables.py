@@ -103,6 +103,8 @@ def test_a_separator_row_is_added_once() -> None:
     assert complete_tables(bare) == "Intro\n| a | b |\n|---|---|\n| 1 | 2 |\n\nafter"
     assert complete_tables(complete_tables(bare)) == complete_tables(bare)
     assert complete_tables("| just one row |") == "| just one row |"
+    code = "```\n| grep a | sort |\n| uniq -c |\n```"
+    assert complete_tables(code) == code
 
 
 def test_a_table_only_readability_kept_is_added_whole() -> None:

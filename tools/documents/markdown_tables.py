@@ -63,9 +63,12 @@ def complete_tables(text: str) -> str:
     """`text` with a separator row after the first row of every Markdown table that lacks one."""
     lines = text.split("\n")
     out: list[str] = []
+    fenced = False
     for i, line in enumerate(lines):
         out.append(line)
-        if not _is_row(line) or (i > 0 and _is_row(lines[i - 1])):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced  # a code block's lines are code, even when they start with a pipe
+        if fenced or not _is_row(line) or (i > 0 and _is_row(lines[i - 1])):
             continue  # not the first row of a table
         following = lines[i + 1] if i + 1 < len(lines) else ""
         if _is_row(following) and not _SEPARATOR.match(following):
