@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import extraction as bench
+from benchmarks import extraction_tables
 from tools.documents.page_text import extract_main_content, page_title
 
 DATA = Path(__file__).parent / "data"
@@ -90,6 +91,20 @@ def test_scoring_matches_the_readme() -> None:
     assert (tp, fp, fn) == pytest.approx((1 / 3, 1 / 3, 1 / 3))
     precision, recall, f1 = bench.score([(1.0, 0.0, 0.0), (0.5, 0.5, 0.0)])
     assert (precision, recall) == pytest.approx((0.75, 1.0)) and f1 == pytest.approx(2 * 0.75 / 1.75)
+
+
+def test_table_scoring_counts_cells_kept_in_markdown_tables() -> None:
+    page = ("<html><body><table><tr><td><a href='/'>Home</a></td><td><a href='/n'>News</a></td></tr>"
+            "<tr><td>Menu</td><td>Login</td></tr></table>"
+            "<table><tr><th>City</th><th>Riders</th></tr><tr><td>Vienna</td><td>410</td></tr>"
+            "<tr><td>Paris</td><td>185</td></tr></table></body></html>")
+    reference = "Riders by city. City Riders Vienna 410 Paris 185"
+    tables = extraction_tables.reference_tables(page, reference)
+    assert tables == [["city", "riders", "vienna", "410", "paris", "185"]]  # the menu table is not the article's
+    kept = "| City | Riders |\n|---|---|\n| Vienna | 410 |\n| Paris | 185 |"
+    assert extraction_tables.score_tables(tables, kept) == extraction_tables.TableScore(1, 1, 6, 6, 6)
+    flat = "City Riders\nVienna410\nParis 185"  # cells run together or out of a table
+    assert extraction_tables.score_tables(tables, flat) == extraction_tables.TableScore(1, 1, 6, 0, 4)
 
 
 # Real benchmark pages covering the tuned cases: a body split in two (Wired), a page where precision

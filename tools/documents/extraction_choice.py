@@ -3,10 +3,14 @@ readability-lxml's reading lends the lines trafilatura's precision mode dropped,
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from tools.documents.markdown_tables import replace_tables
 
 _WORD = re.compile(r"\w+")
 
@@ -14,7 +18,9 @@ _WORD = re.compile(r"\w+")
 def shingles(text: str, n: int = 4) -> set[tuple[str, ...]]:
     """The set of n-word shingles of a text (lower-cased word tokens)."""
     tokens = _WORD.findall(text.lower())
-    return {tuple(tokens[i:i + n]) for i in range(max(1, len(tokens) - n + 1))} if tokens else set()
+    if len(tokens) <= n:  # a short text is one shingle
+        return {tuple(tokens)} if tokens else set()
+    return set(zip(*(tokens[i:] for i in range(n)), strict=False))  # every window, built in C
 
 
 def contained(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
@@ -34,6 +40,14 @@ def prefer_wider(text: str, wider: str, *, ratio: float = 2.0, containment: floa
     return text
 
 
+def could_widen(text: str, most_words: int, *, ratio: float = 2.0) -> bool:
+    """Whether a reading of at most `most_words` words could make prefer_wider choose it over `text`.
+
+    A text of w words has at most w shingles, so a page whose words are fewer than `ratio` times `text`'s
+    shingles cannot yield the wider reading: the pass that would make it is skipped (same result, less time)."""
+    return most_words >= ratio * max(len(shingles(text)), 1)
+
+
 # Parts of readability's article that are not running text: captions, credits, author boxes, asides.
 _NOT_PROSE = ('//figure | //figcaption | //aside | //*[contains(translate(@class, "CAPTION", "caption"), "caption")]'
               ' | //*[contains(translate(@class, "CREDIT", "credit"), "credit")] | //*[contains(@class, "bio")]')
@@ -49,27 +63,72 @@ class Reading:
     prose: str = ""
 
 
-def readability_reading(html: str, url: str | None = None) -> Reading:
-    """readability-lxml's reading of the page as plain lines (empty when it is missing or cannot parse the page)."""
+def readability_reading(page: Any) -> Reading:
+    """readability-lxml's reading of a page (HTML, or a tree it may change) as plain lines; empty when it fails."""
     try:
         from lxml import html as lxml_html
-        from readability import Document
     except ImportError:  # optional peer: without it extract_main_content keeps trafilatura's reading
+        return Reading()
+    document = _text_document(page)
+    if document is None:
         return Reading()
     # readability logs a traceback for pages it cannot parse; the caller just gets no second reading.
     logging.getLogger("readability.readability").setLevel(logging.CRITICAL)
     try:
-        summary = Document(html, url=url or None).summary(html_partial=True)
+        summary = document.summary(html_partial=True)
         tree = lxml_html.fromstring(summary) if summary.strip() else None
     except Exception:  # noqa: BLE001 - any parse failure means no second reading, never a failed scrape
         return Reading()
     if tree is None:
         return Reading()
-    whole = block_text(tree)
+    whole = block_text(replace_tables(tree))  # data tables as Markdown, not run-together cells
     for element in tree.xpath(_NOT_PROSE):
         if element.getparent() is not None:
             element.drop_tree()
     return Reading(whole, str(tree.text_content()))
+
+
+def _text_document(page: Any) -> Any | None:
+    """A readability Document over the page's tree (parsed here when `page` is HTML); None without readability."""
+    document_class = _text_document_class()
+    if document_class is None:
+        return None
+    if isinstance(page, str):
+        from readability.htmls import build_doc
+
+        try:
+            page = build_doc(page)[0]
+        except Exception:  # noqa: BLE001 - an unparseable page has no second reading
+            return None
+    return document_class(page)
+
+
+@functools.cache
+def _text_document_class() -> type | None:
+    """readability's Document for a page's text: it reads a parsed tree as it is, cleaned by readability's own
+    cleaner minus the javascript: link and on* handler rewriting, which changes markup and no text (a third of
+    readability's time)."""
+    try:
+        from readability import Document
+        from readability.cleaners import html_cleaner
+        from readability.readability import REGEXES
+    except ImportError:  # optional peer: without it extract_main_content keeps trafilatura's reading
+        return None
+    cleaner = copy.copy(html_cleaner)
+    cleaner.javascript = False
+
+    class TextDocument(Document):  # type: ignore[misc, valid-type]
+        def _parse(self, tree: Any) -> Any:
+            # readability's own _parse, for a tree: hidden elements dropped, then a cleaned copy
+            self.encoding = "utf-8"
+            for element in tree.xpath("//*[@hidden]"):
+                element.drop_tree()
+            for element in tree.xpath("//*[@style]"):
+                if REGEXES["displayNoneRe"].search(element.get("style")):
+                    element.drop_tree()
+            return cleaner.clean_html(tree)
+
+    return TextDocument
 
 
 def block_text(tree: Any) -> str:
@@ -118,7 +177,7 @@ def add_missing_lines(text: str, other: str, links: list[str], *, inner_words: i
     for i, line in enumerate(lines):
         index.setdefault(plain_words(line), i)
     index.pop("", None)
-    theirs = [" ".join(raw.split()) for raw in other.split("\n")]
+    theirs = _units(other)
     shared = [j for j, line in enumerate(theirs) if plain_words(line) in index]
     first, last_shared = (shared[0], shared[-1]) if shared else (len(theirs), -1)
     after: dict[int, list[str]] = {}
@@ -135,6 +194,18 @@ def add_missing_lines(text: str, other: str, links: list[str], *, inner_words: i
             after.setdefault(last, []).append(line)
             have |= own
     return _insert(lines, after) if after else text
+
+
+def _units(text: str) -> list[str]:
+    """The lines of `text`, whitespace collapsed; the rows of a Markdown table stay together as one unit."""
+    units: list[str] = []
+    for raw in text.split("\n"):
+        line = " ".join(raw.split())
+        if line.startswith("|") and units and units[-1].startswith("|"):
+            units[-1] += "\n" + line  # a table is added whole or not at all
+        else:
+            units.append(line)
+    return units
 
 
 def _insert(lines: list[str], after: dict[int, list[str]]) -> str:

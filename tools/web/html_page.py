@@ -9,6 +9,8 @@ comes back with a note saying so and how to enable rendering.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tools.documents.page_text import extract_main_content
 from tools.web.blocked import blocked_kind
 from tools.web.browser import RenderedPage
@@ -33,9 +35,12 @@ class RenderRefusedError(ValueError):
     """`render: true` was asked for and the page could not be rendered; the message says why."""
 
 
-def html_text(result: FetchResult, html: str, lines: list[str], web: WebSession, force: bool) -> str:
-    """The main text of a fetched HTML page, rendered first when it needs a browser; header lines go to `lines`."""
-    text = extract_main_content(html, result.url)
+def html_text(result: FetchResult, html: str, lines: list[str], web: WebSession, force: bool,
+              tree: Any | None = None) -> str:
+    """The main text of a fetched HTML page, rendered first when it needs a browser; header lines go to `lines`.
+
+    `tree` is the page parsed once by parse_html (used up by the extraction)."""
+    text = extract_main_content(html, result.url, tree=tree)
     kind = blocked_kind(result.status, result.headers, html)
     if kind:
         raise BlockedPageError(kind, result.url, result.status)

@@ -17,7 +17,7 @@ from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.documents.errors import ConversionError
-from tools.documents.page_text import page_title
+from tools.documents.page_text import page_title, parse_html
 from tools.documents.pdf import SCANNED_NOTE, is_scanned, pdf_text
 from tools.documents.reading import scrape_binary
 from tools.safe_open import (
@@ -150,8 +150,9 @@ class ScrapeTool(Tool):
             return scrape_binary(download_name(result), result.body, lines, result.url)  # Office, EPUB, ZIP listing...
         if kind == "html":
             html = result.text()
-            lines.insert(0, f"Title: {page_title(html) or '(none)'}")
-            text = html_text(result, html, lines, self.web, render)  # blocked pages named, script-built ones rendered
+            tree = parse_html(html)  # parsed once: the title, trafilatura and readability all read this tree
+            lines.insert(0, f"Title: {page_title(tree) or '(none)'}")
+            text = html_text(result, html, lines, self.web, render, tree)  # blocked named, script-built rendered
         elif kind == "pdf":
             text = self._pdf(result.body, pages, lines)
         else:
