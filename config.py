@@ -157,6 +157,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("chromium", ("SCRAPE_CHROMIUM",), str),
     ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
     ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
+    ("executor", ("AGENT_EXECUTOR",), str),
+    ("ray_address", ("RAY_ADDRESS",), str),
 ]
 
 
@@ -221,6 +223,8 @@ class Settings:
     chromium: str | None = None  # a Chromium executable (default: Playwright's own, else chromium on PATH)
     allow_domains: tuple[str, ...] = ()  # when set, only these domains (and their subdomains) may be reached
     block_domains: tuple[str, ...] = ()  # these domains (and their subdomains) may never be reached
+    executor: str = "threads"  # threads: tasks run here; ray: each task is a Ray task (run/ray_executor.py)
+    ray_address: str | None = None  # the cluster to join (auto: the running one); None: start a local one
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -301,6 +305,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
     if s.render not in {"auto", "off"}:
         raise ConfigError("SCRAPE_RENDER must be auto or off", "render")
+    if s.executor not in {"threads", "ray"}:
+        raise ConfigError("--executor (AGENT_EXECUTOR) must be threads or ray", "executor")
 
 
 def _validate_caps(s: Settings) -> None:

@@ -50,6 +50,8 @@ class TaskRecord:
     citations: list[dict[str, Any]] = field(default_factory=list)  # {n, url, claim, verdict} (sources/check.py)
     sourced: bool | None = None  # read at least one source; None: a record written before sources were tracked
     tool_failures: list[dict[str, Any]] = field(default_factory=list)  # {step, tool, error} of each failed call
+    node: str | None = None  # --executor ray: the cluster node that ran the task
+    files_cut: list[str] = field(default_factory=list)  # --executor ray: workspace files not brought back (size)
 
     def __post_init__(self) -> None:
         # Records written before sources were numbered hold plain URLs (all of them read successfully).

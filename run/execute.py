@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from cache.model import build_model, model_specs
+from cache.model import build_models, model_specs
 from config import Settings
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES
@@ -17,6 +17,7 @@ from run.console import ConsoleReporter, sources_summary
 from run.extras import RunExtras
 from run.files import check_outputs, run_id
 from run.preflight import check_run
+from run.ray_executor import RayBatchRunner
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
 from tasks.taskfile import Task, load_tasks
@@ -54,9 +55,7 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
     check_run(settings, args.output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
-    llm = build_model(settings)
-    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
-                            ) if settings.summary_model else None  # built like the main model: cached too
+    llm, summary_llm = build_models(settings)
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
@@ -84,7 +83,7 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
                 stopper.on_exit = store.render  # a second Ctrl-C renders every saved record first
                 console.on_record(record)
 
-            runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
+            runner = runner_class(p.settings)(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
                                  p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
                                  budget=p.extras.budget)
             with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
@@ -98,6 +97,11 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
                        *sources_summary(list(store.records.values())), *finish_notices(store)]:
             console.line(notice)
     return exit_code(p, store.records, stopper)
+
+
+def runner_class(settings: Settings) -> type[BatchRunner]:
+    """The executor: threads in this process (the default), or --executor ray's tasks on a cluster."""
+    return RayBatchRunner if settings.executor == "ray" else BatchRunner
 
 
 def exit_code(p: Prepared, records: dict[str, Any], stopper: Any) -> int:
