@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +156,11 @@ class LocalCluster:
         return found
 
 
+def short_temp_dir() -> Path:
+    """A new directory with a short path: Ray's socket paths under a node's temp dir must fit in 107 bytes."""
+    return Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp" if Path("/tmp").is_dir() else None))
+
+
 def remove_tree(path: Path) -> None:
     """Remove a cluster's temp dirs (sockets and all)."""
     shutil.rmtree(path, ignore_errors=True)
@@ -166,8 +172,8 @@ class NumberModel:
     It records the Authorization header of every call (which key each node used).
     """
 
-    def __init__(self, latency: float = 0.0) -> None:
-        self.latency = latency
+    def __init__(self, latency: float = 0.0, completion_tokens: int = 5) -> None:
+        self.latency, self.completion_tokens = latency, completion_tokens
         self.keys: list[str] = []
 
     def __call__(self, req: Request) -> Response:
@@ -175,7 +181,8 @@ class NumberModel:
         body: dict[str, Any] = req.json() or {}
         text = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
         found = re.search(r"number (\d+)", text)
-        reply = openai_reply(f"Thought: I know it.\nFinal Answer: {found.group(1) if found else 'none'}")
+        reply = openai_reply(f"Thought: I know it.\nFinal Answer: {found.group(1) if found else 'none'}",
+                             completion_tokens=self.completion_tokens)
         reply.delay = self.latency
         return reply
 
