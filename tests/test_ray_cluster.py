@@ -15,20 +15,34 @@ from typing import Any
 import pytest
 
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.ray_cluster import (LocalCluster, NumberModel, number_tasks, ray_available, remove_tree,
-                                     short_temp_dir)
+from tests.fakes.ray_cluster import LocalCluster, NumberModel, number_tasks, ray_available, remove_tree, short_temp_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-node-key"
+HEAD_CANARY, WORKER_CANARY = "sk-canary-head-env-5e1f", "sk-canary-worker-dotenv-93ab"  # the nodes' own keys
+DRIVER_DOTENV_CANARY, DRIVER_ENV_CANARY = "sk-canary-driver-dotenv-77c2", "sk-ant-canary-driver-env-0d4e"
 pytestmark = pytest.mark.skipif(ray_available() is not None, reason=str(ray_available()))
 
 
 @pytest.fixture
 def cluster() -> Iterator[LocalCluster]:
-    """A head and a worker node, one CPU each, holding the model's key in their environment."""
+    """A head and a worker node, one CPU each, holding the model's key in their environment (one test's own)."""
     root = short_temp_dir()  # Ray's socket paths under it must stay within 107 bytes
     try:
         with LocalCluster(root, env={"OPENAI_API_KEY": KEY}) as c:
+            yield c
+    finally:
+        remove_tree(root)
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[LocalCluster]:
+    """The module's cluster, with a dashboard: the head's key in its environment, the worker's in its own .env."""
+    root = short_temp_dir()
+    (root / "worker.env").write_text(f"OPENAI_API_KEY={WORKER_CANARY}\n", encoding="utf-8")
+    try:
+        with LocalCluster(root / "c", env={"OPENAI_API_KEY": HEAD_CANARY},
+                          worker_env={"AGENT_ENV_FILE": str(root / "worker.env")}, dashboard=True) as c:
             yield c
     finally:
         remove_tree(root)
@@ -39,8 +53,8 @@ def start_run(tmp_path: Path, cluster: LocalCluster, server: LoopbackServer, cou
     """main.py over `count` number tasks on the cluster, as a user starts it."""
     (tmp_path / "tasks.txt").write_text(number_tasks(count), encoding="utf-8")
     full_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    full_env |= {"OPENAI_API_KEY": KEY, "AGENT_ENV_FILE": str(tmp_path / "no.env"), "RAY_USAGE_STATS_ENABLED": "0"}
-    full_env |= env or {}
+    full_env |= {"AGENT_ENV_FILE": str(tmp_path / "no.env"), "RAY_USAGE_STATS_ENABLED": "0"}
+    full_env |= {"OPENAI_API_KEY": KEY} if env is None else env
     cmd = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "--executor", "ray",
            "--ray-address", cluster.address, "--model", "openai:gpt-x", "--base-url", server.url + "/v1",
            "--no-search", "--concurrency", "2", *extra]
@@ -90,13 +104,29 @@ def test_a_node_killed_mid_run_loses_and_doubles_no_task(tmp_path: Path, cluster
     assert len({r["node"] for r in lines}) == 2  # both nodes ran tasks before one died
     assert (tmp_path / "results.md").is_file() and (tmp_path / "results.html").is_file()
     assert len(list((tmp_path / "traces").glob("*.jsonl"))) == 40  # the driver wrote every trace
-    assert set(model.keys) - {""} == {f"Bearer {KEY}"}  # the nodes called the model with their own key
+    assert set(model.keys) == {f"Bearer {KEY}"}  # the nodes called the model with their own key
+
+
+def test_the_run_cost_cap_holds_across_both_nodes(tmp_path: Path, shared: LocalCluster) -> None:
+    # $1 per million tokens each way: a call may cost (prompt + 8192) / 1e6 dollars and costs about $0.005.
+    (tmp_path / "prices.json").write_text(json.dumps({"gpt-x": [1.0, 1.0]}), encoding="utf-8")
+    with LoopbackServer(NumberModel(latency=0.2, completion_tokens=5000)) as server:
+        run = start_run(tmp_path, shared, server, 30, "--max-run-cost", "0.05", "--max-tokens", "8192",
+                        env={"OPENAI_API_KEY": KEY, "AGENT_PRICES_FILE": str(tmp_path / "prices.json")})
+        code, _, err = finish(run)
+    lines = records(tmp_path)
+    answered = [r for r in lines if r["status"] == "answered"]
+    # Every call reserved its worst case from the one shared cap: a cap per node would let both spend $0.05.
+    assert sum(r["cost"] or 0 for r in lines) <= 0.05, err[-2000:]
+    assert 0 < len(answered) < 30 and "not started" in err and "--max-run-cost" in err
+    assert code == 1
 
 
 def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path: Path,
-                                                                        cluster: LocalCluster) -> None:
+                                                                        shared: LocalCluster) -> None:
     import ray
 
+    cluster = shared
     with LoopbackServer(NumberModel(latency=0.5)) as server:
         run = start_run(tmp_path, cluster, server, 40)
         wait_for_records(tmp_path, run, 3)
@@ -119,16 +149,38 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path
         ray.shutdown()
 
 
-def test_the_run_cost_cap_holds_across_both_nodes(tmp_path: Path, cluster: LocalCluster) -> None:
-    # $1 per million tokens each way: a call may cost (prompt + 8192) / 1e6 dollars and costs about $0.005.
-    (tmp_path / "prices.json").write_text(json.dumps({"gpt-x": [1.0, 1.0]}), encoding="utf-8")
-    with LoopbackServer(NumberModel(latency=0.2, completion_tokens=5000)) as server:
-        run = start_run(tmp_path, cluster, server, 30, "--max-run-cost", "0.05", "--max-tokens", "8192",
-                        env={"AGENT_PRICES_FILE": str(tmp_path / "prices.json")})
+def test_a_node_without_the_key_fails_the_run_at_the_start_naming_node_and_key(tmp_path: Path,
+                                                                              shared: LocalCluster) -> None:
+    model = NumberModel()
+    with LoopbackServer(model) as server:  # the nodes hold OpenAI keys only; the run needs Anthropic's
+        run = start_run(tmp_path, shared, server, 3, "--model", "anthropic:claude-x",
+                        env={"ANTHROPIC_API_KEY": DRIVER_ENV_CANARY})
         code, _, err = finish(run)
-    lines = records(tmp_path)
-    answered = [r for r in lines if r["status"] == "answered"]
-    # Every call reserved its worst case from the one shared cap: a cap per node would let both spend $0.05.
-    assert sum(r["cost"] or 0 for r in lines) <= 0.05, err[-2000:]
-    assert 0 < len(answered) < 30 and "not started" in err and "--max-run-cost" in err
-    assert code == 1
+    assert code == 2
+    assert err.count("has no ANTHROPIC_API_KEY in its environment or .env") == 2 and "(node " in err
+    assert "docs/cluster.md" in err and not records(tmp_path) and model.keys == []  # no task ran
+
+
+def test_attack_no_canary_key_reaches_ray_metadata_logs_or_dashboard(tmp_path: Path, shared: LocalCluster) -> None:
+    """Guarantee: API keys (the driver's .env and environment, the nodes' own) never reach Ray's task arguments,
+    runtime_env, logs, or the dashboard's listings; each node calls the model with its own key."""
+    from ray.util import state
+
+    (tmp_path / "driver.env").write_text(f"OPENAI_API_KEY={DRIVER_DOTENV_CANARY}\n", encoding="utf-8")
+    model = NumberModel(latency=0.3)
+    with LoopbackServer(model) as server:
+        run = start_run(tmp_path, shared, server, 8, env={"AGENT_ENV_FILE": str(tmp_path / "driver.env"),
+                                                          "ANTHROPIC_API_KEY": DRIVER_ENV_CANARY})
+        code, _, err = finish(run)
+    assert code == 0, err[-3000:]
+    assert set(model.keys) == {f"Bearer {HEAD_CANARY}", f"Bearer {WORKER_CANARY}"}  # each node its own key
+    listings = [state.list_tasks(address=shared.dashboard_url, detail=True, limit=1000),
+                state.list_actors(address=shared.dashboard_url, detail=True),
+                state.list_jobs(address=shared.dashboard_url),
+                state.list_workers(address=shared.dashboard_url, detail=True, limit=1000),
+                state.list_nodes(address=shared.dashboard_url, detail=True)]
+    shown = json.dumps(listings, default=str)
+    assert "run_task" in shown  # the listings do show the run's tasks
+    for canary in (HEAD_CANARY, WORKER_CANARY, DRIVER_DOTENV_CANARY, DRIVER_ENV_CANARY):
+        assert canary not in shown
+        assert shared.files_holding(canary.encode()) == []  # every log and session file of both nodes

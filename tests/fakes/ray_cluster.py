@@ -7,6 +7,7 @@ machine's. Nodes get the environment they are given (their keys), never the call
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.loopback import Request, Response, free_port
-from tests.fakes.providers import openai_reply
+from tests.fakes.providers import openai_models, openai_reply
 
 RAY = str(Path(sys.executable).with_name("ray"))
 BASE_ENV = ("PATH", "HOME", "LANG", "TMPDIR")
@@ -64,10 +65,8 @@ class Node:
 
     def stop(self) -> None:
         """Kill every process of this node's group."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @dataclass
@@ -169,7 +168,7 @@ def remove_tree(path: Path) -> None:
 class NumberModel:
     """A fake OpenAI-compatible model: answers `Final Answer: N` to a task saying `number N`, after `latency` s.
 
-    It records the Authorization header of every call (which key each node used).
+    It records the Authorization header of every completion call (which key each node used).
     """
 
     def __init__(self, latency: float = 0.0, completion_tokens: int = 5) -> None:
@@ -177,6 +176,8 @@ class NumberModel:
         self.keys: list[str] = []
 
     def __call__(self, req: Request) -> Response:
+        if not req.path.endswith("/chat/completions"):  # the driver's start-up look at the server
+            return openai_models("gpt-x")
         self.keys.append(req.headers.get("authorization", ""))
         body: dict[str, Any] = req.json() or {}
         text = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
