@@ -317,7 +317,8 @@ class _Run:
             "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
             "latency": completion.latency, "finish_reason": completion.finish_reason,
             "cost": completion.cost, "cached": completion.cached, "original_cost": completion.original_cost,
-            "cached_tokens": completion.cached_tokens, "cache_write_tokens": completion.cache_write_tokens}))
+            "cached_tokens": completion.cached_tokens, "cache_write_tokens": completion.cache_write_tokens,
+            "rate_wait": completion.rate_wait}))  # seconds held by a shared rate limit (providers/ratelimit.py)
         return completion
 
     def _count_summary(self, completion: Completion, messages: list[Message]) -> None:

@@ -136,6 +136,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("max_cost", ("AGENT_MAX_COST",), float),
     ("max_run_cost", ("AGENT_MAX_RUN_COST",), float),
     ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), int),
+    ("rpm", ("AGENT_RPM",), int),
+    ("tpm", ("AGENT_TPM",), int),
     ("cache_dir", ("AGENT_CACHE_DIR",), Path),
     ("cache_replay", ("AGENT_CACHE_REPLAY",), parse_bool),
     ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), float),
@@ -202,6 +204,8 @@ class Settings:
     max_cost: float | None = None  # USD per task
     max_run_cost: float | None = None  # USD for the whole run
     max_tokens_per_task: int | None = None
+    rpm: int | None = None  # requests per minute to each provider, shared by all tasks (providers/ratelimit.py)
+    tpm: int | None = None  # tokens per minute to each provider, shared by all tasks
     cache_dir: Path | None = None  # --cache / --replay
     cache_replay: bool = False  # --replay: answer only from cache_dir, never call a model or the network
     python_timeout: float = 60.0
@@ -310,7 +314,7 @@ def _validate(s: Settings) -> None:
 
 
 def _validate_caps(s: Settings) -> None:
-    for name in ("max_cost", "max_run_cost", "max_tokens_per_task"):
+    for name in ("max_cost", "max_run_cost", "max_tokens_per_task", "rpm", "tpm"):
         value = getattr(s, name)
         if value is not None and value <= 0:
             raise ConfigError(f"{name.replace('_', ' ')} must be positive", name)

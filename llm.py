@@ -21,6 +21,7 @@ from providers.errors import AccountBlockedError
 from providers.families import request_temperature
 from providers.pricing import context_window as lookup
 from providers.pricing import cost_usd, load_prices
+from providers.ratelimit import RateLimits
 from providers.reachability import Reachability
 from providers.registry import PROVIDERS, make_backend
 
@@ -128,10 +129,11 @@ class LLMInterface:
 
     def __init__(self, backends: Sequence[Backend], settings: Settings, *,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                 rejected: RejectedParams | None = None) -> None:
+                 rejected: RejectedParams | None = None, limits: RateLimits | None = None) -> None:
         if not backends:
             raise ValueError("LLMInterface needs at least one backend")
-        self.backends = list(backends)
+        # The run's shared rate limits (--rpm, --tpm, the providers' headers, 429 pauses) around each request.
+        self.backends = [limits.wrap(b) for b in backends] if limits is not None else list(backends)
         self.settings = settings
         self._sleep = sleep
         self._clock = clock

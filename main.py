@@ -108,6 +108,10 @@ def _limit_flags(p: Any) -> None:
                    help="ray: run each task as a Ray task on a cluster (needs requirements-ray.txt; default threads)")
     p.add_argument("--ray-address", metavar="ADDRESS", help="the Ray cluster to join (HOST:PORT or auto; RAY_ADDRESS); "
                                                             "none: start a local one for the run")
+    p.add_argument("--rpm", type=int, help="requests per minute to each provider, shared by all tasks (AGENT_RPM)")
+    p.add_argument("--tpm", type=int, help="tokens per minute to each provider, shared by all tasks (AGENT_TPM)")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the tasks, model, prices, expected and worst-case cost; call no model; exit 0")
 
 def _tool_flags(p: Any) -> None:
     """Flags for tools and safety."""
@@ -158,6 +162,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "concurrency": args.concurrency, "workspace": args.workspace,
         "trace_dir": args.trace_dir, "answer_style": args.answer_style,
         "max_cost": args.max_cost, "max_run_cost": args.max_run_cost, "max_tokens_per_task": args.max_tokens_per_task,
+        "rpm": args.rpm, "tpm": args.tpm,
         "cache_dir": args.replay or args.cache, "cache_replay": True if args.replay else None,
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,

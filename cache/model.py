@@ -37,11 +37,11 @@ def build_model(settings: Settings, **kwargs: Any) -> ChatModel:
     return CachedModel(model, settings) if settings.cache_dir else model
 
 
-def build_models(settings: Settings) -> tuple[ChatModel, ChatModel | None]:
+def build_models(settings: Settings, **kwargs: Any) -> tuple[ChatModel, ChatModel | None]:
     """The run's model and its summary model (None: the run's model summarises), both built by build_model."""
-    model = build_model(settings)
-    summary = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=())
-                          ) if settings.summary_model else None  # built like the main model: cached too
+    model = build_model(settings, **kwargs)
+    summary = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=()),
+                          **kwargs) if settings.summary_model else None  # built like the main model: cached too
     return model, summary
 
 

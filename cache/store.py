@@ -131,6 +131,15 @@ class CacheStore:
                 "tools": dict(tools), "recorded_cost": cost,
                 "unpriced_calls": unpriced, "oldest": span[0], "newest": span[1]}
 
+    def model_averages(self, model: str) -> dict[str, float] | None:
+        """A model's recorded calls: how many, over how many tasks, and their mean prompt and reply tokens."""
+        row = self._db().execute(
+            "SELECT COUNT(*), COUNT(DISTINCT thread), AVG(json_extract(completion, '$.prompt_tokens')), "
+            "AVG(json_extract(completion, '$.completion_tokens')) FROM llm WHERE model = ?", (model,)).fetchone()
+        if not row or not row[0]:
+            return None
+        return {"calls": row[0], "tasks": row[1], "prompt_tokens": row[2] or 0.0, "completion_tokens": row[3] or 0.0}
+
     def prune(self, older_than: float) -> int:
         """Delete entries stored more than older_than seconds ago; returns how many."""
         cutoff = time.time() - older_than

@@ -32,6 +32,8 @@ class Completion:
     cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache (cheaper)
     cache_write_tokens: int = 0  # of prompt_tokens, written to the prompt cache (Anthropic: dearer)
     billed_before: tuple[Completion, ...] = ()  # replies of this call that were billed but failed (empty)
+    rate_headers: tuple[tuple[str, str], ...] = ()  # the reply's rate-limit headers (providers/ratelimit.py)
+    rate_wait: float = 0.0  # seconds this call waited for a shared rate limit (--rpm, --tpm, a 429's pause)
 
 
 class ChatModel(Protocol):

@@ -20,6 +20,7 @@ from providers.common import (
     split_system,
 )
 from providers.images import anthropic_with_images
+from providers.rate_headers import parsed
 
 EPHEMERAL = {"type": "ephemeral"}  # the default 5-minute prompt cache
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
@@ -62,10 +63,11 @@ class AnthropicBackend:
     def complete(self, request: ChatRequest) -> Completion:
         """One Messages call; failures become typed LLMErrors."""
         body = self.request_body(request)
-        response = call_stainless_sdk(self._anthropic, self._anthropic.AnthropicError,
-                                      lambda: self._client.messages.create(**body, **request_options(request)),
-                                      _info, self._ctx)
-        return self._parse(response)
+        create = self._client.messages.with_raw_response.create  # the headers carry the rate limits
+        response, headers = call_stainless_sdk(self._anthropic, self._anthropic.AnthropicError,
+                                               lambda: parsed(create(**body, **request_options(request))),
+                                               _info, self._ctx)
+        return replace(self._parse(response), rate_headers=headers)
 
     def _parse(self, response: Any) -> Completion:
         blocks = getattr(response, "content", None)

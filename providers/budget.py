@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextvars
-import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,10 +13,12 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import BudgetExceededError, LLMError
-from providers.pricing import load_prices, lookup
+from providers.pricing import cache_multipliers, load_prices, lookup
+from providers.spend import WAIT, LocalRunSpend, RunSpend, usd
 
 CHARS_PER_TOKEN = 3.0  # fewer chars per token than the usual ~4: the prompt estimate errs on the high side
 PER_MESSAGE = 4
+MIN_COMPLETION = 256  # the shortest reply worth paying for: a cap refuses a call only when not even this fits
 WAIT_POLL = 0.5  # seconds between checks for Ctrl-C or the task's deadline while waiting for calls in flight
 
 IMAGE_TOKENS = 1_600  # the most one downscaled image (long edge 1568 px) costs at any provider
@@ -52,35 +54,52 @@ def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:
     return max(e[0] for e in known), max(e[1] for e in known)
 
 
-def _usd(value: float) -> str:
-    return f"${value:.4f}" if value < 10 else f"${value:,.2f}"
+def model_cache_rates(model: Any) -> tuple[float, float]:
+    """(cache read, cache write) multiples of the input price: the dearest of the model and its fallbacks."""
+    specs = [b.spec for b in getattr(model, "backends", [])] or [str(getattr(model, "model", ""))]
+    rates = [cache_multipliers(s) for s in specs]
+    return max(r for r, _ in rates), max(w for _, w in rates)
 
 
 @dataclass
 class Estimate:
-    """What one call may use at most, and what it reserved from the run's cap."""
+    """What one call may use at most (its max_tokens fitted to the caps), and what it holds of the run's cap."""
 
     tokens: int
     cost: float | None
     reserved: float = 0.0
+    max_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One cap's arithmetic for a call: what is left, what the prompt costs, the price of a reply token."""
+
+    left: float
+    prompt: float
+    per_token: float
+    keep: float  # left free for the task's last, answering call (0 for that call itself)
+
+    def tokens(self) -> int:
+        """The most reply tokens this cap can pay for."""
+        return int((self.left - self.prompt - self.keep) // self.per_token) if self.per_token > 0 else 1 << 30
 
 
 class RunBudget:
-    """The run's cost cap, shared by all tasks (thread-safe), and the factory of each task's budget."""
+    """The run's cost cap, shared by all tasks through a RunSpend, and the factory of each task's budget."""
 
-    def __init__(self, settings: Settings, price: tuple[float, float] | None, model: str = "") -> None:
-        self.settings, self.price, self.model = settings, price, model
-        self._lock = threading.Condition()  # settle() wakes calls waiting for the calls in flight
-        self.spent = self.reserved = 0.0
-        self.exhausted: str | None = None  # why no new task may start
-        self.skipped = 0
+    def __init__(self, settings: Settings, price: tuple[float, float] | None, model: str = "",
+                 spend: RunSpend | None = None, cache_rates: tuple[float, float] = (1.0, 1.0)) -> None:
+        self.settings, self.price, self.model, self.cache_rates = settings, price, model, cache_rates
+        self.spend = spend if spend is not None else LocalRunSpend(settings.max_run_cost)
 
     @classmethod
-    def from_settings(cls, settings: Settings, model: Any) -> RunBudget | None:
+    def from_settings(cls, settings: Settings, model: Any, spend: RunSpend | None = None) -> RunBudget | None:
         """A budget when any cap is set, else None (no checks at all)."""
         if settings.max_cost is None and settings.max_run_cost is None and settings.max_tokens_per_task is None:
             return None
-        return cls(settings, model_price(model, settings), str(getattr(model, "model", "")))
+        return cls(settings, model_price(model, settings), str(getattr(model, "model", "")), spend,
+                   model_cache_rates(model))
 
     def notes(self) -> list[str]:
         """What the run says once at start: a cost cap that cannot be checked because no price is known."""
@@ -94,90 +113,109 @@ class RunBudget:
 
     def may_start(self) -> bool:
         """False (and counted as skipped) once the run's cap has been reached."""
-        with self._lock:
-            if self.exhausted:
-                self.skipped += 1
-            return not self.exhausted
+        return self.spend.may_start()
 
     def task_models(self, llm: ChatModel, summary_llm: ChatModel | None) -> tuple[ChatModel, ChatModel]:
         """The task's model and summary model, both charged to one new TaskBudget."""
         task = TaskBudget(self)
         return BudgetedModel(llm, task), BudgetedModel(summary_llm or llm, task)
 
-    def reserve(self, cost: float | None, factor: int) -> tuple[str | None, float]:
-        """Hold `cost` of the run's cap for a call in flight: (why it does not fit or None, amount held)."""
+    def reserve(self, fit: Fit, least_tokens: int, want_tokens: int) -> tuple[str | None, float, int]:
+        """Hold the run's share of a call: (why it cannot be paid or None, USD held, reply tokens it pays)."""
         cap = self.settings.max_run_cost
-        if cap is None or cost is None:
-            return None, 0.0
-        with self._lock:
-            while self.spent + self.reserved + cost * factor > cap:
-                if self.reserved <= 0 or self.spent + cost * factor > cap:
-                    reason = (f"the run's cost cap of {_usd(cap)} (--max-run-cost) was reached: {_usd(self.spent)} "
-                              f"spent, the next call could cost up to {_usd(cost)}")
-                    self.exhausted = self.exhausted or reason
-                    return reason, 0.0
-                # It fits unless the calls in flight cost what their estimates allow; they rarely do: wait for them.
-                self._lock.wait(WAIT_POLL)
-                cancellation.check()
-            self.reserved += cost
-        return None, cost
+        if cap is None:
+            return None, 0.0, want_tokens
+        least = fit.prompt + least_tokens * fit.per_token
+        while (held := self.spend.reserve(least, fit.prompt + want_tokens * fit.per_token, fit.keep)) == WAIT:
+            self.spend_wait()  # it fits unless the calls in flight cost all their estimates allow; they rarely do
+        if held is None:
+            t = self.spend.totals()
+            reason = (f"the run's cost cap of {usd(cap)} (--max-run-cost) was reached: {usd(t.spent)} spent, "
+                      f"{usd(max(cap - t.spent - t.reserved, 0.0))} left; the next call would have cost at least "
+                      f"{usd(least + fit.keep)}")
+            self.spend.stop_new(reason)
+            return reason, 0.0, 0
+        return None, held, min(want_tokens, int((held - fit.prompt) // fit.per_token) if fit.per_token else want_tokens)
+
+    def spend_wait(self) -> None:
+        """Wait a moment for the calls in flight to settle (Ctrl-C and the task's deadline end it)."""
+        cancellation.waiter(time.sleep)(WAIT_POLL)
+        cancellation.check()
 
     def settle(self, reserved: float, cost: float | None) -> None:
         """Release a reservation and add what the call really cost."""
-        with self._lock:
-            self.reserved = max(self.reserved - reserved, 0.0)  # no float dust left "in flight"
-            self.spent += cost or 0.0
-            cap = self.settings.max_run_cost
-            if cap is not None and self.spent >= cap and not self.exhausted:
-                self.exhausted = f"the run's cost cap of {_usd(cap)} (--max-run-cost) was reached"
-            self._lock.notify_all()
+        self.spend.settle(reserved, cost or 0.0)
 
     def report_note(self) -> str | None:
         """The report's line about tasks that were not started, if any."""
-        if not self.skipped:
-            return None
-        return f"{self.skipped} task(s) not started: {self.exhausted}."
+        t = self.spend.totals()
+        return f"{t.skipped} task(s) not started: {t.exhausted}." if t.skipped else None
 
 
 class TaskBudget:
-    """One task's spend: refuses a call that could pass a cap, keeping room for a last answering call."""
+    """One task's spend: fits each call's max_tokens to what the caps can pay, keeping room for a last answer."""
 
     def __init__(self, run: RunBudget) -> None:
         self.run = run
         self.tokens = 0
         self.cost = 0.0
+        self.last_prompt = 0  # the previous call's prompt tokens: most of the next prompt is a cache read
         self.refused: str | None = None
         self.closed = False
         self.tool_charged: list[Completion] = []  # tool calls already charged before they were made
 
     def before(self, messages: list[Message], max_tokens: int, price: tuple[float, float] | None) -> Estimate:
-        """Check a call before it is made; BudgetExceededError when it could pass a cap."""
+        """Fit the call's max_tokens to the caps; BudgetExceededError when not even a short reply can be paid."""
         final = _LAST_CALL.get()
         if self.closed or (self.refused and not final):
             raise BudgetExceededError(self.refused or "the task's last call was already made", "task")
-        prompt = estimate_prompt_tokens(messages)
-        cost = None if price is None else (prompt * price[0] + max_tokens * price[1]) / 1_000_000
-        estimate = Estimate(prompt + max_tokens, cost)
-        factor = 1 if final else 2  # an ordinary call must leave room for the last one
-        reason, cap = self._over(estimate, factor), "task"
-        if reason is None:
-            (reason, estimate.reserved), cap = self.run.reserve(cost, factor), "run"
         if final:
             self.closed = True
+        prompt = estimate_prompt_tokens(messages)
+        least = min(MIN_COMPLETION, max_tokens)
+        want, reason, cap = self._fit_task(prompt, least, max_tokens, price, final)
+        fit, held = self._cost_fit(prompt, price, least, final, left=0.0), 0.0
+        if reason is None and fit is not None:
+            reason, held, want = self.run.reserve(fit, least, want)
+            cap = "run"
         if reason is not None:
             self.refused = self.refused or reason
             raise BudgetExceededError(reason, cap)
-        return estimate
+        cost = None if fit is None else fit.prompt + want * fit.per_token
+        return Estimate(prompt + want, cost, held, want)
 
-    def _over(self, e: Estimate, factor: int) -> str | None:
+    def _fit_task(self, prompt: int, least: int, want: int, price: tuple[float, float] | None,
+                  final: bool) -> tuple[int, str | None, str]:
+        """The reply tokens the task's own caps can pay, or why not even `least` can be paid."""
         s = self.run.settings
-        if s.max_tokens_per_task is not None and self.tokens + e.tokens * factor > s.max_tokens_per_task:
-            return (f"the task's token cap of {s.max_tokens_per_task:,} (--max-tokens-per-task) was reached: "
-                    f"{self.tokens:,} used, the next call could use up to {e.tokens:,}")
-        if s.max_cost is not None and e.cost is not None and self.cost + e.cost * factor > s.max_cost:
-            return (f"the task's cost cap of {_usd(s.max_cost)} (--max-cost) was reached: {_usd(self.cost)} "
-                    f"spent, the next call could cost up to {_usd(e.cost)}")
-        return None
+        if s.max_tokens_per_task is not None:
+            fit = Fit(s.max_tokens_per_task - self.tokens, prompt, 1.0, 0.0 if final else prompt + least)
+            if fit.tokens() < least:
+                return 0, (f"the task's token cap of {s.max_tokens_per_task:,} (--max-tokens-per-task) was reached:"
+                           f" {self.tokens:,} used, {max(int(fit.left), 0):,} left; the next call would have used at"
+                           f" least {prompt + least + int(fit.keep):,}"), "task"
+            want = min(want, fit.tokens())
+        cost_fit = self._cost_fit(prompt, price, least, final, left=(s.max_cost or 0.0) - self.cost)
+        if s.max_cost is not None and cost_fit is not None:
+            if cost_fit.tokens() < least:
+                return 0, (f"the task's cost cap of {usd(s.max_cost)} (--max-cost) was reached: {usd(self.cost)} "
+                           f"spent, {usd(max(cost_fit.left, 0.0))} left; the next call would have cost at least "
+                           f"{usd(cost_fit.prompt + least * cost_fit.per_token + cost_fit.keep)}"), "task"
+            want = min(want, cost_fit.tokens())
+        return want, None, "task"
+
+    def _cost_fit(self, prompt: int, price: tuple[float, float] | None, least: int, final: bool,
+                  left: float) -> Fit | None:
+        """The cost side of a call: its prompt priced with the part the provider's cache will likely serve."""
+        if price is None:
+            return None
+        read, write = self.run.cache_rates
+        cached = min(self.last_prompt, prompt)
+        prompt_cost = ((prompt - cached) * write + cached * read) * price[0] / 1_000_000
+        per_token = price[1] / 1_000_000
+        # The last call's room: at least this prompt again and a short reply.
+        keep = 0.0 if final else prompt_cost + least * per_token
+        return Fit(left, prompt_cost, per_token, keep)
 
     def after(self, estimate: Estimate, completions: list[Completion]) -> None:
         """Charge a finished call (a cached one at its recorded cost, so a replay stops where the run did)."""
@@ -185,6 +223,7 @@ class TaskBudget:
         for c in completions:
             cost += (c.original_cost if c.cached else c.cost) or 0.0
             self.tokens += c.prompt_tokens + c.completion_tokens
+            self.last_prompt = c.prompt_tokens or self.last_prompt
         self.cost += cost
         self.run.settle(estimate.reserved, cost)
 
@@ -228,8 +267,8 @@ class BudgetedModel:
                  max_tokens: int | None = None, temperature: float | None = None) -> Completion:
         """The inner model's reply, if the call fits the caps."""
         estimate = self.budget.before(messages, max_tokens or self.budget.run.settings.max_tokens, self.price)
-        try:
-            completion = self.inner.complete(messages, stop, max_tokens, temperature)
+        try:  # max_tokens fitted to what the caps can pay
+            completion = self.inner.complete(messages, stop, estimate.max_tokens, temperature)
         except LLMError as exc:  # an empty or blocked reply is billed all the same
             billed = list(getattr(exc, "billed", []))
             self.budget.after(estimate, billed)

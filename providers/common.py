@@ -55,9 +55,10 @@ class TransientError(LLMError):
     """A failure worth retrying (rate limit, overload, timeout, broken body); may say how long to wait."""
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message, model=model, status=status)
         self.retry_after = retry_after
+        self.headers = headers  # the response's headers, if any (providers/ratelimit.py learns from them)
 
 
 class UnsupportedParameterError(LLMError):
@@ -194,7 +195,7 @@ def classify(info: ErrorInfo, ctx: ErrorContext) -> LLMError:
         if wait is None:
             wait = wait_in_message(info.message)  # OpenAI puts its wait in the text: "try again in 1m2.6s"
         return TransientError(f"{ctx.spec}: HTTP {status}: {msg}", model=ctx.spec, status=status,
-                              retry_after=wait)
+                              retry_after=wait, headers=info.headers)
     return LLMError(f"{ctx.spec} rejected the request ({status}): {msg}", model=ctx.spec, status=status)
 
 

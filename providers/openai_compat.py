@@ -21,6 +21,7 @@ from providers.common import (
 )
 from providers.context_window import warn_if_too_long
 from providers.images import openai_content
+from providers.rate_headers import parsed
 
 MAX_STOP_SEQUENCES = 4  # the Chat Completions API rejects more
 _FINISH = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
@@ -73,10 +74,11 @@ class OpenAIBackend:
         window = self._window() if self._window is not None else None
         if window:  # a local server drops the start of a prompt that does not fit: say so
             warn_if_too_long(self.spec, request.messages, request.max_tokens, window)
-        response = call_stainless_sdk(self._openai, self._openai.OpenAIError,
-                                      lambda: self._client.chat.completions.create(**body, **request_options(request)),
-                                      _info, self._ctx)
-        return self._parse(response)
+        create = self._client.chat.completions.with_raw_response.create  # the headers carry the rate limits
+        response, headers = call_stainless_sdk(self._openai, self._openai.OpenAIError,
+                                               lambda: parsed(create(**body, **request_options(request))),
+                                               _info, self._ctx)
+        return replace(self._parse(response), rate_headers=headers)
 
     def _parse(self, response: Any) -> Completion:
         choices = getattr(response, "choices", None)

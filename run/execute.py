@@ -10,10 +10,12 @@ from typing import Any
 
 from cache.model import build_models, model_specs
 from config import Settings
+from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
+from run.estimate import estimate, unbounded_note
 from run.extras import RunExtras
 from run.files import check_outputs, run_id
 from run.preflight import check_run
@@ -45,6 +47,9 @@ class Prepared:
 def execute(args: argparse.Namespace, settings: Settings) -> int:
     """Run the task file of `args`; exit 0 when every task was answered, 1 otherwise (errors raise)."""
     tasks = load_tasks(args.tasks, args.attachments)
+    if getattr(args, "estimate", False):  # prices and recorded averages only: no model is called
+        print("\n".join(estimate(len(tasks), settings).lines()))
+        return EXIT_OK
     check_outputs(args.output, args.tasks, tasks)  # never over the tasks file, an attachment or a directory
     return run_batch(args, prepare(args, settings, tasks))
 
@@ -55,7 +60,8 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
     check_run(settings, args.output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
-    llm, summary_llm = build_models(settings)
+    limits = RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task and model
+    llm, summary_llm = build_models(settings, limits=limits)
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
@@ -74,7 +80,8 @@ def run_batch(args: argparse.Namespace, p: Prepared) -> int:
             open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
         with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet) as console:
-            for notice in start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes():
+            notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
+            for notice in notices + unbounded_note(len(todo), p.settings, p.spec):
                 console.line(notice)
 
             def on_record(record: Any) -> None:

@@ -21,7 +21,7 @@ from config import Settings
 from core.errors import ConfigError, LLMFatalError
 from report.markdown import TaskRecord
 from run.batch import BatchRunner, stage_attachment
-from run.ray_limits import ClusterBudget
+from run.ray_limits import ActorSpend, SettledSpend, start_limits
 from run.ray_node import SECRET_FIELDS, NodeJob, Outcome, check_node, run_task, without_secrets
 from tasks.taskfile import Task
 
@@ -87,26 +87,31 @@ class RayBatchRunner(BatchRunner):
             return
         ray = import_ray()
         connect(ray, self.settings)
+        spend = None
         try:
-            cluster_budget = ClusterBudget.start(ray, self.budget) if self.budget else None
-            job = self.node_job(cluster_budget)
+            if self.budget is not None:  # the driver's budget asks the cluster's one spend too
+                spend = self.budget.spend = ActorSpend.start(ray, self.settings.max_run_cost)
+            job = self.node_job(spend, start_limits(ray))
             check_nodes(ray, job)
-            self._dispatch(ray, tasks, ray.put(job), cluster_budget)
-            if cluster_budget is not None and self.budget is not None:
-                cluster_budget.copy_to(self.budget)
+            self._dispatch(ray, tasks, ray.put(job))
         finally:
+            if self.budget is not None and spend is not None:
+                self.budget.spend = SettledSpend(spend.totals())  # the report reads it after the cluster is gone
             ray.shutdown()  # leaves a joined cluster running; ends one that ray.init started
 
-    def node_job(self, budget: ClusterBudget | None) -> NodeJob:
+    def node_job(self, spend: ActorSpend | None, limits: Any) -> NodeJob:
         """What the nodes need, without a key: the model is pinned to the one the driver resolved."""
         s = self.settings
-        settings = without_secrets(s.with_overrides(model=s.model or self.model_spec))
+        settings = without_secrets(s.with_overrides(  # a relative path means nothing in a node's working directory
+            model=s.model or self.model_spec, prices_file=s.prices_file and s.prices_file.resolve(),
+            mcp_config=s.mcp_config and s.mcp_config.resolve()))
         specs = [settings.model or "", *s.fallback_models, s.summary_model or "", s.vision_model or "",
                  s.transcribe_model or ""]
-        shared = (budget.price, budget.model, budget.actor) if budget else None
-        return NodeJob(settings, self.model_spec, self.answer_style, keys_needed(s, specs), shared)
+        b = self.budget
+        return NodeJob(settings, self.model_spec, self.answer_style, keys_needed(s, specs), limits, spend,
+                       b.price if b else None, b.cache_rates if b else (1.0, 1.0))
 
-    def _dispatch(self, ray: Any, tasks: list[Task], job: Any, budget: ClusterBudget | None) -> None:
+    def _dispatch(self, ray: Any, tasks: list[Task], job: Any) -> None:
         remote = ray.remote(run_task).options(num_cpus=1, max_retries=self.retries, retry_exceptions=False)
         in_flight: dict[Any, Task] = {}
         queue = iter(tasks)
@@ -116,7 +121,7 @@ class RayBatchRunner(BatchRunner):
                     task = next(queue, None)
                     if task is None:
                         break
-                    if budget is None or budget.may_start():
+                    if self.budget is None or self.budget.may_start():
                         in_flight[remote.remote(task, attachment(task), job)] = task
                 if not in_flight or self.stop.is_set():
                     return

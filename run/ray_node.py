@@ -19,9 +19,10 @@ from typing import Any
 from cache.model import build_models
 from config import Settings, load_settings
 from core.errors import ConfigError, LLMFatalError
+from providers.budget import RunBudget
 from report.markdown import TaskRecord
 from run.batch import BatchRunner
-from run.ray_limits import ClusterBudget
+from run.ray_limits import ActorSpend, cluster_limits
 from tasks.taskfile import Task
 from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
@@ -41,7 +42,10 @@ class NodeJob:
     model_spec: str
     answer_style: str | None
     needs_keys: tuple[str, ...]  # the *_api_key fields the run uses: a node without one fails the run's start
-    budget: tuple[Any, ...] | None = None  # (price, model name, the BudgetKeeper actor) when a run cap is set
+    limits: Any = None  # the run's LimitsKeeper actor (run/ray_limits.py)
+    spend: ActorSpend | None = None  # the run's shared spend, when any cap is set
+    price: tuple[float, float] | None = None
+    cache_rates: tuple[float, float] = (1.0, 1.0)
 
 
 @dataclass
@@ -93,8 +97,9 @@ def run_task(task: Task, attachment: bytes | None, job: NodeJob) -> Outcome:
     """Run one task here and return its record, trace and workspace files (the Ray task's body)."""
     settings = node_settings(job)
     prepare_sandbox(settings)
-    llm, summary_llm = build_models(settings)
-    budget = ClusterBudget(settings, job.budget[0], job.budget[1], job.budget[2]) if job.budget else None
+    limits = cluster_limits(job.limits, settings.rpm, settings.tpm) if job.limits is not None else None
+    llm, summary_llm = build_models(settings, limits=limits)
+    budget = RunBudget(settings, job.price, job.model_spec, job.spend, job.cache_rates) if job.spend else None
     outcome = Outcome(task.key, node_name(), None)
     with tempfile.TemporaryDirectory(prefix="agent-ray-") as tmp:
         root = Path(tmp)

@@ -43,9 +43,9 @@ def run_task(ws: Path, settings: Settings) -> tuple[ReActAgent, TaskBudget, obje
 def test_a_look_call_over_the_task_cap_is_refused_before_any_request(ws: Path) -> None:
     script = openai_script(openai_reply("It says 7.", prompt_tokens=1000, completion_tokens=4))
     with LoopbackServer(script) as server:
-        # The look call may cost up to ~$0.004 (image + 2,048 output tokens) and must leave room for the last
-        # answering call: over a $0.005 cap.
-        settings = Settings(model=VISION, openai_api_key="k", openai_base_url=server.url + "/v1", max_cost=0.005)
+        # Not even the shortest look call (an image of ~1,600 tokens and a 256-token reply) fits while leaving
+        # room for the last answering call: over a $0.0015 cap (a $0.005 cap now fits a shortened call).
+        settings = Settings(model=VISION, openai_api_key="k", openai_base_url=server.url + "/v1", max_cost=0.0015)
         _, budget, result = run_task(ws, settings)
         posts = [r for r in server.requests if r.method == "POST"]
     assert posts == []  # the refused call never reached the vision server

@@ -182,8 +182,9 @@ class NumberModel:
         body: dict[str, Any] = req.json() or {}
         text = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
         found = re.search(r"number (\d+)", text)
+        most = body.get("max_completion_tokens") or body.get("max_tokens") or self.completion_tokens
         reply = openai_reply(f"Thought: I know it.\nFinal Answer: {found.group(1) if found else 'none'}",
-                             completion_tokens=self.completion_tokens)
+                             completion_tokens=min(self.completion_tokens, most))  # as a provider, within max_tokens
         reply.delay = self.latency
         return reply
 

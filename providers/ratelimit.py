@@ -1,0 +1,280 @@
+"""Shared rate limits: one limiter per provider for all of a run's tasks, so a wide batch slows before 429s.
+
+A `Limiter` holds requests per minute and tokens per minute (--rpm / --tpm), learns what the provider's
+rate-limit headers say is left (providers/rate_headers.py), and after a 429 pauses every task on that
+provider until the advised time. `RateLimitedBackend` wraps one provider's Backend with its limiter (a
+wrapper, like budget.BudgetedModel, not a subclass); `RateLimits` is the run's set of limiters.
+
+The Limiter protocol is small so that another process-wide implementation (a Ray actor holding a
+`RateWindow`) can stand in through `RateLimits(factory=...)`; `RateWindow` is the pure state, without
+locks, clocks or sleeping, and `wait_turns` the loop a client runs around it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from core import cancellation
+from core.chat import Completion
+from providers.budget import estimate_prompt_tokens
+from providers.common import Backend, ChatRequest, TransientError
+from providers.rate_headers import read_rate_headers
+
+WINDOW = 60.0  # seconds of a "per minute" limit (the benchmark shortens it, and says so)
+MAX_NAP = 1.0  # a waiting call looks again at least this often (a pause may end early, Ctrl-C)
+DEFAULT_PAUSE = 2.0  # after a 429 that names no wait
+_WHO: contextvars.ContextVar[str] = contextvars.ContextVar("ratelimit_who", default="")
+
+
+@dataclass(frozen=True)
+class LimiterStatus:
+    """Where one limiter stands, for the progress line: who waits, until when (wall clock), and why."""
+
+    name: str
+    waiting: tuple[str, ...] = ()
+    until: float | None = None
+    reason: str = ""
+
+
+class Limiter(Protocol):
+    """One provider's shared limit; implementations are thread-safe (and may live in another process)."""
+
+    name: str
+
+    def acquire(self, est_tokens: int) -> float:
+        """Block until one request of about `est_tokens` tokens may be sent; the seconds waited."""
+        ...
+
+    def observe(self, headers: Mapping[str, str], tokens_used: int) -> None:
+        """Learn from a reply: its rate-limit headers and the tokens the request really used."""
+        ...
+
+    def pause_until(self, t: float, reason: str = "") -> None:
+        """No request before wall-clock time `t` (a 429's retry-after), for every caller."""
+        ...
+
+    def status(self) -> LimiterStatus:
+        """Who is waiting, until when."""
+        ...
+
+
+LimiterFactory = Callable[[str, int | None, int | None], Limiter]  # (name, rpm, tpm) -> a limiter
+
+
+@contextmanager
+def waiting_as(label: str) -> Iterator[None]:
+    """Name the calls inside (a task's id) in the limiters' status while they wait."""
+    token = _WHO.set(label)
+    try:
+        yield
+    finally:
+        _WHO.reset(token)
+
+
+class RateWindow:
+    """A limiter's state: a sliding window of grants, what the headers said is left, a pause. No locks."""
+
+    def __init__(self, rpm: int | None, tpm: int | None, window: float | None = None) -> None:
+        self.rpm, self.tpm = rpm, tpm
+        self.window = WINDOW if window is None else window
+        self.grants: deque[list[float]] = deque()  # [time, tokens, settled 0/1], oldest first
+        self.paused_until, self.pause_reason = 0.0, ""
+        self.learned: dict[str, tuple[int, float, float]] = {}  # kind -> (remaining, reset_at, observed_at)
+
+    def try_acquire(self, now: float, est_tokens: int) -> tuple[float, str]:
+        """Grant a request now (0.0, "") or say how long to wait and why."""
+        self._forget(now)
+        wait, reason = self.wait_for(now, est_tokens)
+        if wait <= 0:
+            self.grants.append([now, float(est_tokens), 0.0])
+        return wait, reason
+
+    def wait_for(self, now: float, est: int) -> tuple[float, str]:
+        """Seconds until a request of `est` tokens fits every limit, with the limit that holds it."""
+        waits = [(self.paused_until - now, self.pause_reason or "paused after a 429")]
+        live = [g for g in self.grants if g[0] > now - self.window]
+        if self.rpm is not None and len(live) >= self.rpm:
+            waits.append((live[-self.rpm][0] + self.window - now, f"--rpm {self.rpm}"))
+        if self.tpm is not None:
+            waits.append((self._tokens_free_at(live, min(est, self.tpm), self.tpm) - now, f"--tpm {self.tpm:,}"))
+        for kind, (remaining, reset_at, observed) in self.learned.items():
+            since = [g for g in self.grants if g[0] > observed]
+            used = len(since) if kind == "requests" else sum(g[1] for g in since)
+            need = 1 if kind == "requests" else min(est, remaining) or 1
+            if remaining - used < need and now < reset_at:
+                waits.append((reset_at - now, f"the provider's {kind} left ({remaining:,}) until its reset"))
+        return max(waits, key=lambda w: w[0])
+
+    def _tokens_free_at(self, live: list[list[float]], need: int, cap: int) -> float:
+        """When the grants of the window leave room for `need` tokens under `cap` (now, if they do)."""
+        used, free_at = sum(g[1] for g in live), 0.0
+        for t, tokens, _ in live:
+            if used + need <= cap:
+                break
+            used, free_at = used - tokens, t + self.window
+        return free_at
+
+    def _forget(self, now: float) -> None:
+        oldest_use = min([now - self.window, *(obs for _, _, obs in self.learned.values())])
+        while self.grants and self.grants[0][0] < oldest_use:
+            self.grants.popleft()
+        self.learned = {k: v for k, v in self.learned.items() if v[1] > now}
+
+    def observe(self, now: float, headers: Mapping[str, str], tokens_used: int) -> None:
+        """Settle the oldest unsettled grant at the tokens really used; learn what the headers say is left."""
+        for grant in self.grants:
+            if not grant[2]:
+                grant[1], grant[2] = float(tokens_used or grant[1]), 1.0
+                break
+        read = read_rate_headers(headers, now)
+        for kind, allowance in (("requests", read.requests), ("tokens", read.tokens)):
+            if allowance is not None:
+                self.learned[kind] = (allowance.remaining, now + allowance.reset_in, now)
+
+    def pause_until(self, t: float, reason: str = "") -> None:
+        """Hold every request until `t` (a later pause wins)."""
+        if t > self.paused_until:
+            self.paused_until, self.pause_reason = t, reason
+
+
+def wait_turns(try_acquire: Callable[[float, int], tuple[float, str]], est_tokens: int,
+               clock: Callable[[], float], sleep: Callable[[float], None],
+               on_wait: Callable[[float | None, str], None] | None = None) -> float:
+    """Ask `try_acquire` until it grants, napping between asks; the seconds waited (Ctrl-C and deadlines end it)."""
+    start = clock()
+    nap = cancellation.waiter(sleep)
+    try:
+        while True:
+            cancellation.check()
+            now = clock()
+            wait, reason = try_acquire(now, est_tokens)
+            if wait <= 0:
+                return clock() - start
+            if on_wait is not None:
+                on_wait(now + wait, reason)
+            nap(min(wait, MAX_NAP))
+    finally:
+        if on_wait is not None:
+            on_wait(None, "")
+
+
+class LocalLimiter:
+    """A Limiter for the threads of one process: a RateWindow behind a lock."""
+
+    def __init__(self, name: str, rpm: int | None = None, tpm: int | None = None, *, window: float | None = None,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.name = name
+        self.state = RateWindow(rpm, tpm, window)
+        self._lock = threading.Lock()
+        self._clock, self._sleep = clock, sleep
+        self._waiting: dict[int, tuple[str, float, str]] = {}  # thread -> (who, until, why)
+
+    def acquire(self, est_tokens: int) -> float:
+        """Block until the request may go; the seconds waited."""
+        return wait_turns(self._try, est_tokens, self._clock, self._sleep, self._note_wait)
+
+    def _try(self, now: float, est_tokens: int) -> tuple[float, str]:
+        with self._lock:
+            return self.state.try_acquire(now, est_tokens)
+
+    def _note_wait(self, until: float | None, reason: str) -> None:
+        me = threading.get_ident()
+        with self._lock:
+            if until is None:
+                self._waiting.pop(me, None)
+            else:
+                self._waiting[me] = (_WHO.get() or threading.current_thread().name, until, reason)
+
+    def observe(self, headers: Mapping[str, str], tokens_used: int) -> None:
+        """Learn from a reply's headers and settle its tokens."""
+        with self._lock:
+            self.state.observe(self._clock(), headers, tokens_used)
+
+    def pause_until(self, t: float, reason: str = "") -> None:
+        """Hold every caller until wall-clock time `t`."""
+        with self._lock:
+            self.state.pause_until(t, reason)
+
+    def status(self) -> LimiterStatus:
+        """Who waits, until when, and why."""
+        with self._lock:
+            waits = list(self._waiting.values())
+        if not waits:
+            return LimiterStatus(self.name)
+        until, reason = max((u, r) for _, u, r in waits)
+        return LimiterStatus(self.name, tuple(sorted(w for w, _, _ in waits)), until, reason)
+
+
+def provider_of(spec: str) -> str:
+    """The limiter name of a model spec: its provider ("openai:gpt-4.1-mini" -> "openai")."""
+    return spec.partition(":")[0].lower() or spec
+
+
+class RateLimits:
+    """The run's limiters by name (a provider, a search backend), made on first use, shared by all tasks."""
+
+    def __init__(self, rpm: int | None = None, tpm: int | None = None,
+                 factory: LimiterFactory | None = None) -> None:
+        self.rpm, self.tpm = rpm, tpm
+        self._factory: LimiterFactory = factory or (lambda name, rpm, tpm: LocalLimiter(name, rpm, tpm))
+        self._limiters: dict[str, Limiter] = {}
+        self._lock = threading.Lock()
+
+    def limiter(self, name: str, *, limited: bool = True) -> Limiter:
+        """The limiter called `name`; `limited=False` (a search backend): learned and 429 pauses only."""
+        with self._lock:
+            if name not in self._limiters:
+                self._limiters[name] = self._factory(name, self.rpm if limited else None,
+                                                     self.tpm if limited else None)
+            return self._limiters[name]
+
+    def wrap(self, backend: Backend) -> Backend:
+        """The backend with its provider's limiter around every request."""
+        return RateLimitedBackend(backend, self.limiter(provider_of(backend.spec)))
+
+    def status(self) -> list[LimiterStatus]:
+        """The limiters somebody is waiting for."""
+        with self._lock:
+            limiters = list(self._limiters.values())
+        return [s for s in (lim.status() for lim in limiters) if s.waiting]
+
+
+class RateLimitedBackend:
+    """A Backend whose requests first take a turn from the provider's shared limiter."""
+
+    def __init__(self, inner: Backend, limiter: Limiter, clock: Callable[[], float] = time.time) -> None:
+        self.inner, self.limiter, self._clock = inner, limiter, clock
+        self.spec, self.model = inner.spec, inner.model
+        self._carried = threading.local()  # this thread's 429 pauses, shown with its next reply
+
+    def complete(self, request: ChatRequest) -> Completion:
+        """The inner backend's reply once the limiter lets the request go; a 429 pauses every caller."""
+        waited = self.limiter.acquire(estimate_prompt_tokens(request.messages) + request.max_tokens)
+        try:
+            reply = self.inner.complete(request)
+        except TransientError as exc:
+            self._learn_from_failure(exc)
+            raise
+        self.limiter.observe(dict(reply.rate_headers), reply.prompt_tokens + reply.completion_tokens)
+        carried, self._carried.seconds = getattr(self._carried, "seconds", 0.0), 0.0
+        return replace(reply, rate_wait=reply.rate_wait + waited + carried)
+
+    def _learn_from_failure(self, exc: TransientError) -> None:
+        headers = dict(exc.headers or {})
+        self.limiter.observe(headers, 0)
+        if exc.status != 429:
+            return
+        if exc.retry_after is None:
+            exc.retry_after = DEFAULT_PAUSE  # every task waits the same, instead of each its own backoff
+        self.limiter.pause_until(self._clock() + exc.retry_after, f"{self.spec} answered 429")
+        self._carried.seconds = getattr(self._carried, "seconds", 0.0) + exc.retry_after
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
