@@ -19,7 +19,7 @@ from run.estimate import estimate, unbounded_note
 from run.extras import RunExtras
 from run.files import check_outputs, run_id
 from run.preflight import check_run
-from run.ray_executor import RayBatchRunner
+from run.ray_executor import RayBatchRunner, check_supported
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
 from tasks.taskfile import Task, load_tasks
@@ -57,6 +57,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
     """Tools, paths, sandbox and models: each failure here is exit 2 with nothing spent and nothing written."""
     load_tool_factories(settings.tool_modules)  # a broken --tools module fails here, before any task
+    check_supported(settings, getattr(args, "replay_trace", None))  # --executor ray: Ray installed, no replay
     check_run(settings, args.output)  # paths, tools() results, tool packages
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Event
+from cache.store import open_store
 from config import Settings
 from core.errors import ConfigError, LLMFatalError
 from report.markdown import TaskRecord
@@ -50,6 +51,16 @@ def connect(ray: Any, settings: Settings) -> None:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = settings.ray_address or "a local cluster"
         raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}", "ray_address") from exc
+
+
+def check_supported(settings: Settings, replay_trace: object) -> None:
+    """ConfigError for what --executor ray cannot do: the nodes answer from no cache and replay no trace."""
+    if settings.executor != "ray":
+        return
+    if settings.cache_replay or replay_trace:
+        raise ConfigError("--replay and --replay-trace run with the thread executor only (drop --executor ray)",
+                          "executor")
+    import_ray()  # the install hint now, before anything is built
 
 
 def keys_needed(settings: Settings, specs: list[str]) -> tuple[str, ...]:
@@ -162,6 +173,8 @@ class RayBatchRunner(BatchRunner):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
         record.workspace, record.node, record.files_cut = str(workspace), outcome.node or None, outcome.cut
+        if self.settings.cache_dir and outcome.cache_rows:
+            open_store(self.settings.cache_dir).add_rows(outcome.cache_rows)
         if self.settings.trace_dir and outcome.trace:
             self.settings.trace_dir.mkdir(parents=True, exist_ok=True)
             text = "".join(line + "\n" for line in outcome.trace)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cache.model import build_models
+from cache.store import close_all, open_store
 from config import Settings, load_settings
 from core.errors import ConfigError, LLMFatalError
 from providers.budget import RunBudget
@@ -59,6 +60,7 @@ class Outcome:
     files: dict[str, bytes] = field(default_factory=dict)  # workspace files, by path inside the workspace
     cut: list[str] = field(default_factory=list)  # workspace files left behind (over MAX_FILES_BYTES)
     fatal: str | None = None  # an LLMFatalError: every task would fail the same way, the run stops
+    cache_rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # --cache: the task's new entries
 
 
 def without_secrets(settings: Settings) -> Settings:
@@ -95,16 +97,17 @@ def check_node(job: NodeJob) -> str | None:
 
 def run_task(task: Task, attachment: bytes | None, job: NodeJob) -> Outcome:
     """Run one task here and return its record, trace and workspace files (the Ray task's body)."""
-    settings = node_settings(job)
-    prepare_sandbox(settings)
-    limits = cluster_limits(job.limits, settings.rpm, settings.tpm) if job.limits is not None else None
-    llm, summary_llm = build_models(settings, limits=limits)
-    budget = RunBudget(settings, job.price, job.model_spec, job.spend, job.cache_rates) if job.spend else None
     outcome = Outcome(task.key, node_name(), None)
     with tempfile.TemporaryDirectory(prefix="agent-ray-") as tmp:
         root = Path(tmp)
-        settings = dataclasses.replace(settings, workspace=root / "workspace",
-                                       trace_dir=root / "traces" if settings.trace_dir else None)
+        # Everything the task writes stays in `root`: --cache records into a private cache sent back with it.
+        settings = dataclasses.replace(node_settings(job), workspace=root / "workspace",
+                                       trace_dir=root / "traces" if job.settings.trace_dir else None,
+                                       cache_dir=root / "cache" if job.settings.cache_dir else None)
+        prepare_sandbox(settings)
+        limits = cluster_limits(job.limits, settings.rpm, settings.tpm) if job.limits is not None else None
+        llm, summary_llm = build_models(settings, limits=limits)
+        budget = RunBudget(settings, job.price, job.model_spec, job.spend, job.cache_rates) if job.spend else None
         if attachment is not None and task.file:
             staged = root / "attachment" / Path(task.file).name
             staged.parent.mkdir()
@@ -122,6 +125,9 @@ def run_task(task: Task, attachment: bytes | None, job: NodeJob) -> Outcome:
         if settings.trace_dir and (trace := settings.trace_dir / f"{task.id}.jsonl").is_file():
             outcome.trace = trace.read_text(encoding="utf-8").splitlines()
         outcome.files, outcome.cut = workspace_files(settings.workspace / task.id, skip=task.file)
+        if settings.cache_dir:
+            outcome.cache_rows = open_store(settings.cache_dir).rows()
+            close_all()
     return outcome
 
 
