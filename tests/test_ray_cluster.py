@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -15,7 +16,15 @@ from typing import Any
 import pytest
 
 from tests.fakes.loopback import LoopbackServer
-from tests.fakes.ray_cluster import LocalCluster, NumberModel, number_tasks, ray_available, remove_tree, short_temp_dir
+from tests.fakes.ray_cluster import (
+    LocalCluster,
+    NumberModel,
+    number_tasks,
+    ray_available,
+    remove_tree,
+    short_temp_dir,
+    take_turns,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-node-key"
@@ -138,7 +147,7 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path
     assert 3 <= len(lines) < 40 and len({r["key"] for r in lines}) == len(lines)
     assert f"{len(lines)} of 40" in err
     assert (tmp_path / "results.md").is_file()
-    ray.init(address=cluster.address, log_to_driver=False, logging_level="ERROR")
+    ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.ERROR)
     try:  # the joined cluster is left running, and the cancelled tasks give their CPUs back
         assert sum(1 for n in ray.nodes() if n["Alive"]) == 2
         deadline = time.monotonic() + 60
@@ -184,3 +193,30 @@ def test_attack_no_canary_key_reaches_ray_metadata_logs_or_dashboard(tmp_path: P
     for canary in (HEAD_CANARY, WORKER_CANARY, DRIVER_DOTENV_CANARY, DRIVER_ENV_CANARY):
         assert canary not in shown
         assert shared.files_holding(canary.encode()) == []  # every log and session file of both nodes
+
+
+def test_the_rate_limit_and_a_429_pause_hold_for_the_whole_cluster(monkeypatch: pytest.MonkeyPatch,
+                                                                   shared: LocalCluster) -> None:
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from run.ray_limits import start_limits
+
+    monkeypatch.chdir(ROOT)  # Ray's workers import from the driver's directory, as they do under main.py
+    ray.init(address=shared.address, log_to_driver=False, logging_level=logging.ERROR)
+    try:
+        actor = start_limits(ray)
+        nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+        turns = ray.remote(take_turns)
+        on = [turns.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+              for node in nodes]
+        assert len(on) == 2
+        ray.get(on[0].remote(actor, 2))  # two requests from the first node
+        ray.get(on[1].remote(actor, 1))  # and one from the second: --rpm 3 is used up for the cluster
+        wait, reason = ray.get(actor.try_acquire.remote("openai", 3, None, 100))
+        assert wait > 50 and reason == "--rpm 3"  # a fourth request anywhere waits for the minute's window
+        ray.get(on[1].remote(actor, 0, pause=600))  # a 429 on the second node ...
+        wait, reason = ray.get(actor.try_acquire.remote("openai", 3, None, 100))
+        assert wait > 500 and reason == "openai:gpt-x answered 429"  # ... pauses every node
+    finally:
+        ray.shutdown()

@@ -8,6 +8,7 @@ machine's. Nodes get the environment they are given (their keys), never the call
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -128,7 +129,7 @@ class LocalCluster:
         import ray  # heavy optional dependency: only the cluster tests need it
 
         deadline = time.monotonic() + limit
-        ray.init(address=self.address, log_to_driver=False, logging_level="ERROR")
+        ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
         try:
             while sum(1 for n in ray.nodes() if n["Alive"]) < count:
                 if time.monotonic() > deadline:
@@ -192,3 +193,14 @@ class NumberModel:
 def number_tasks(count: int) -> str:
     """A task file of `count` tasks the NumberModel answers."""
     return "\n\n".join(f"Task {i}: reply with the number {i}." for i in range(count)) + "\n"
+
+
+def take_turns(actor: Any, count: int, pause: float = 0.0) -> list[float]:
+    """On a node: `count` turns from the run's shared OpenAI limiter (--rpm 3), then maybe a 429's pause."""
+    from run.ray_limits import ActorLimiter
+
+    limiter = ActorLimiter(actor, "openai", 3, None)
+    waited = [limiter.acquire(100) for _ in range(count)]
+    if pause:
+        limiter.pause_until(time.time() + pause, "openai:gpt-x answered 429")
+    return waited
