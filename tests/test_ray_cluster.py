@@ -220,3 +220,42 @@ def test_the_rate_limit_and_a_429_pause_hold_for_the_whole_cluster(monkeypatch: 
         assert wait > 500 and reason == "openai:gpt-x answered 429"  # ... pauses every node
     finally:
         ray.shutdown()
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of the live processes that name `text` (a Ray temp dir)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmd:
+                found.append(f"{entry.name}: {cmd[:200]}")
+    return found
+
+
+def test_a_local_cluster_the_run_started_is_shut_down_at_its_end(tmp_path: Path) -> None:
+    root = short_temp_dir()  # the run's own Ray instance keeps its files (and sockets) here
+    try:
+        with LoopbackServer(NumberModel()) as server:
+            (tmp_path / "tasks.txt").write_text(number_tasks(3), encoding="utf-8")
+            env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+            env |= {"OPENAI_API_KEY": KEY, "AGENT_ENV_FILE": str(tmp_path / "no.env"), "RAY_TMPDIR": str(root),
+                    "RAY_USAGE_STATS_ENABLED": "0"}
+            run = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tasks.txt", "--executor", "ray",
+                                    "--model", "openai:gpt-x", "--base-url", server.url + "/v1", "--no-search"],
+                                   cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            code, _, err = finish(run)
+        assert code == 0, err[-3000:]
+        assert len(records(tmp_path)) == 3
+        assert any(root.iterdir())  # the run did start its own Ray instance there ...
+        deadline = time.monotonic() + 30
+        while (left := processes_mentioning(str(root))) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == []  # ... and none of its processes outlives the run
+    finally:
+        for line in processes_mentioning(str(root)):  # never leave one behind, even when the test fails
+            os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
+        remove_tree(root)
