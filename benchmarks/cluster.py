@@ -11,7 +11,6 @@ The driver's overhead per task is that marginal time less the ideal latency / co
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from tests.fakes.loopback import LoopbackServer  # noqa: E402 (needs the root on
 from tests.fakes.ray_cluster import (  # noqa: E402
     LocalCluster,
     NumberModel,
+    clean_env,
     number_tasks,
     ray_available,
     remove_tree,
@@ -40,8 +40,7 @@ def run_batch(work: Path, url: str, count: int, concurrency: int, address: str |
     """Seconds main.py takes for `count` tasks (threads when address is None)."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "tasks.txt").write_text(number_tasks(count), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    env |= {"OPENAI_API_KEY": KEY, "AGENT_ENV_FILE": str(work / "no.env"), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = clean_env(work / "home", OPENAI_API_KEY=KEY, AGENT_ENV_FILE=str(work / "no.env"))
     cmd = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "--model", "openai:gpt-x",
            "--base-url", url + "/v1", "--no-search", "--no-trace", "--no-html", "-q", "--concurrency", str(concurrency)]
     if address:

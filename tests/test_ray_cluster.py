@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -19,6 +18,8 @@ from tests.fakes.loopback import LoopbackServer
 from tests.fakes.ray_cluster import (
     LocalCluster,
     NumberModel,
+    clean_env,
+    connected,
     number_tasks,
     ray_available,
     remove_tree,
@@ -31,17 +32,6 @@ KEY = "sk-test-node-key"
 HEAD_CANARY, WORKER_CANARY = "sk-canary-head-env-5e1f", "sk-canary-worker-dotenv-93ab"  # the nodes' own keys
 DRIVER_DOTENV_CANARY, DRIVER_ENV_CANARY = "sk-canary-driver-dotenv-77c2", "sk-ant-canary-driver-env-0d4e"
 pytestmark = pytest.mark.skipif(ray_available() is not None, reason=str(ray_available()))
-
-
-@pytest.fixture
-def cluster() -> Iterator[LocalCluster]:
-    """A head and a worker node, one CPU each, holding the model's key in their environment (one test's own)."""
-    root = short_temp_dir()  # Ray's socket paths under it must stay within 107 bytes
-    try:
-        with LocalCluster(root, env={"OPENAI_API_KEY": KEY}) as c:
-            yield c
-    finally:
-        remove_tree(root)
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +51,7 @@ def start_run(tmp_path: Path, cluster: LocalCluster, server: LoopbackServer, cou
               env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """main.py over `count` number tasks on the cluster, as a user starts it."""
     (tmp_path / "tasks.txt").write_text(number_tasks(count), encoding="utf-8")
-    full_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    full_env |= {"AGENT_ENV_FILE": str(tmp_path / "no.env"), "RAY_USAGE_STATS_ENABLED": "0"}
+    full_env = clean_env(tmp_path / "home", AGENT_ENV_FILE=str(tmp_path / "no.env"))
     full_env |= {"OPENAI_API_KEY": KEY} if env is None else env
     cmd = [sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md", "--executor", "ray",
            "--ray-address", cluster.address, "--model", "openai:gpt-x", "--base-url", server.url + "/v1",
@@ -99,23 +88,6 @@ def finish(run: subprocess.Popen[str], limit: float = 300.0) -> tuple[int, str, 
     return run.returncode, out, err
 
 
-def test_a_node_killed_mid_run_loses_and_doubles_no_task(tmp_path: Path, cluster: LocalCluster) -> None:
-    model = NumberModel(latency=0.3)
-    with LoopbackServer(model) as server:
-        run = start_run(tmp_path, cluster, server, 40)
-        wait_for_records(tmp_path, run, 6)
-        cluster.nodes[1].kill_raylet()  # the second node dies as a crashed machine would
-        code, _, err = finish(run)
-    assert code == 0, err[-3000:]
-    lines = records(tmp_path)
-    assert len(lines) == 40 and len({r["key"] for r in lines}) == 40  # every task once
-    assert all(r["status"] == "answered" and r["answer"] == str(r["index"] - 1) for r in lines)
-    assert len({r["node"] for r in lines}) == 2  # both nodes ran tasks before one died
-    assert (tmp_path / "results.md").is_file() and (tmp_path / "results.html").is_file()
-    assert len(list((tmp_path / "traces").glob("*.jsonl"))) == 40  # the driver wrote every trace
-    assert set(model.keys) == {f"Bearer {KEY}"}  # the nodes called the model with their own key
-
-
 def test_the_run_cost_cap_holds_across_both_nodes(tmp_path: Path, shared: LocalCluster) -> None:
     # $1 per million tokens each way: a call may cost (prompt + 8192) / 1e6 dollars and costs about $0.005.
     (tmp_path / "prices.json").write_text(json.dumps({"gpt-x": [1.0, 1.0]}), encoding="utf-8")
@@ -133,8 +105,6 @@ def test_the_run_cost_cap_holds_across_both_nodes(tmp_path: Path, shared: LocalC
 
 def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path: Path,
                                                                         shared: LocalCluster) -> None:
-    import ray
-
     cluster = shared
     with LoopbackServer(NumberModel(latency=0.5)) as server:
         run = start_run(tmp_path, cluster, server, 40)
@@ -147,15 +117,12 @@ def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path
     assert 3 <= len(lines) < 40 and len({r["key"] for r in lines}) == len(lines)
     assert f"{len(lines)} of 40" in err
     assert (tmp_path / "results.md").is_file()
-    ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.ERROR)
-    try:  # the joined cluster is left running, and the cancelled tasks give their CPUs back
-        assert sum(1 for n in ray.nodes() if n["Alive"]) == 2
+    with connected(cluster.address) as ray:  # the joined cluster is left running, and the cancelled tasks
+        assert sum(1 for n in ray.nodes() if n["Alive"]) == 2  # give their CPUs back
         deadline = time.monotonic() + 60
         while ray.available_resources().get("CPU", 0) < 2:
             assert time.monotonic() < deadline, f"tasks still hold CPUs: {ray.available_resources()}"
             time.sleep(0.2)
-    finally:
-        ray.shutdown()
 
 
 def test_a_node_without_the_key_fails_the_run_at_the_start_naming_node_and_key(tmp_path: Path,
@@ -197,14 +164,12 @@ def test_attack_no_canary_key_reaches_ray_metadata_logs_or_dashboard(tmp_path: P
 
 def test_the_rate_limit_and_a_429_pause_hold_for_the_whole_cluster(monkeypatch: pytest.MonkeyPatch,
                                                                    shared: LocalCluster) -> None:
-    import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from run.ray_limits import start_limits
 
     monkeypatch.chdir(ROOT)  # Ray's workers import from the driver's directory, as they do under main.py
-    ray.init(address=shared.address, log_to_driver=False, logging_level=logging.ERROR)
-    try:
+    with connected(shared.address) as ray:
         actor = start_limits(ray)
         nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
         turns = ray.remote(take_turns)
@@ -218,8 +183,6 @@ def test_the_rate_limit_and_a_429_pause_hold_for_the_whole_cluster(monkeypatch: 
         ray.get(on[1].remote(actor, 0, pause=600))  # a 429 on the second node ...
         wait, reason = ray.get(actor.try_acquire.remote("openai", 3, None, 100))
         assert wait > 500 and reason == "openai:gpt-x answered 429"  # ... pauses every node
-    finally:
-        ray.shutdown()
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -241,9 +204,9 @@ def test_a_local_cluster_the_run_started_is_shut_down_at_its_end(tmp_path: Path)
     try:
         with LoopbackServer(NumberModel()) as server:
             (tmp_path / "tasks.txt").write_text(number_tasks(3), encoding="utf-8")
-            env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
-            env |= {"OPENAI_API_KEY": KEY, "AGENT_ENV_FILE": str(tmp_path / "no.env"), "RAY_TMPDIR": str(root),
-                    "RAY_USAGE_STATS_ENABLED": "0"}
+            env = clean_env(root / "home", OPENAI_API_KEY=KEY, AGENT_ENV_FILE=str(tmp_path / "no.env"),
+                            RAY_TMPDIR=str(root))
+            del env["RAY_AUTH_MODE"]  # Ray's default for a cluster ray.init starts: token auth (in the private HOME)
             run = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tasks.txt", "--executor", "ray",
                                     "--model", "openai:gpt-x", "--base-url", server.url + "/v1", "--no-search"],
                                    cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -259,3 +222,22 @@ def test_a_local_cluster_the_run_started_is_shut_down_at_its_end(tmp_path: Path)
         for line in processes_mentioning(str(root)):  # never leave one behind, even when the test fails
             os.kill(int(line.split(":", 1)[0]), signal.SIGKILL)
         remove_tree(root)
+
+
+def test_a_node_killed_mid_run_loses_and_doubles_no_task(tmp_path: Path, shared: LocalCluster) -> None:
+    # Last in the module: it kills the shared cluster's second node.
+    cluster = shared
+    model = NumberModel(latency=0.3)
+    with LoopbackServer(model) as server:
+        run = start_run(tmp_path, cluster, server, 40)
+        wait_for_records(tmp_path, run, 6)
+        cluster.nodes[1].kill_raylet()  # the second node dies as a crashed machine would
+        code, _, err = finish(run)
+    assert code == 0, err[-3000:]
+    lines = records(tmp_path)
+    assert len(lines) == 40 and len({r["key"] for r in lines}) == 40  # every task once
+    assert all(r["status"] == "answered" and r["answer"] == str(r["index"] - 1) for r in lines)
+    assert len({r["node"] for r in lines}) == 2  # both nodes ran tasks before one died
+    assert (tmp_path / "results.md").is_file() and (tmp_path / "results.html").is_file()
+    assert len(list((tmp_path / "traces").glob("*.jsonl"))) == 40  # the driver wrote every trace
+    assert set(model.keys) == {f"Bearer {HEAD_CANARY}", f"Bearer {WORKER_CANARY}"}  # each node its own key

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,34 @@ from tests.fakes.loopback import Request, Response, free_port
 from tests.fakes.providers import openai_models, openai_reply
 
 RAY = str(Path(sys.executable).with_name("ray"))
-BASE_ENV = ("PATH", "HOME", "LANG", "TMPDIR")
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process the tests start: the basics, no key, and a private HOME (Ray keeps its
+    auth token in ~/.ray, and a token there turns token auth on for every later cluster), token auth off."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: os.environ[k] for k in ("PATH", "LANG", "TMPDIR") if k in os.environ}
+    return env | {"HOME": str(home), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"} | extra
+
+
+@contextmanager
+def connected(address: str) -> Iterator[Any]:
+    """The ray module, with this process connected to the cluster (token auth off, as its nodes have it)."""
+    import ray  # heavy optional dependency: only the cluster tests need it
+
+    old = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+    finally:
+        if old is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = old
 
 
 def ray_available() -> str | None:
@@ -111,7 +140,7 @@ class LocalCluster:
     def _start(self, name: str, args: list[str], env: dict[str, str]) -> Node:
         temp_dir = self.root / name
         temp_dir.mkdir(parents=True, exist_ok=True)
-        full_env = {k: os.environ[k] for k in BASE_ENV if k in os.environ} | {"RAY_USAGE_STATS_ENABLED": "0"} | env
+        full_env = clean_env(self.root / "home", **env)
         cmd = [RAY, "start", *args, "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}",
                f"--num-cpus={self.cpus}", "--disable-usage-stats"]
         proc = subprocess.Popen(cmd, env=full_env, cwd=self.root, start_new_session=True,
@@ -126,17 +155,12 @@ class LocalCluster:
         return node
 
     def _wait_for_nodes(self, count: int, limit: float = 60.0) -> None:
-        import ray  # heavy optional dependency: only the cluster tests need it
-
         deadline = time.monotonic() + limit
-        ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
-        try:
+        with connected(self.address) as ray:
             while sum(1 for n in ray.nodes() if n["Alive"]) < count:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"only {sum(1 for n in ray.nodes() if n['Alive'])} of {count} nodes joined")
                 time.sleep(0.2)
-        finally:
-            ray.shutdown()
 
     def stop(self) -> None:
         """Kill every process the cluster's nodes started (their own process groups only)."""
