@@ -17,6 +17,10 @@ from typing import Any
 from providers.ratelimit import LimiterStatus, RateLimits, RateWindow, wait_turns
 from providers.spend import LocalRunSpend, SpendTotals
 
+# The actors live on the head node: a worker node that dies (and takes its tasks with it, to be retried)
+# must not take the run's spend and rate limits too; the head's death ends the cluster anyway.
+ON_HEAD = {"resources": {"node:__internal_head__": 0.001}, "num_cpus": 0}
+
 
 def _ask(call: Any, *args: Any) -> Any:
     """Call an actor's method and wait for its answer."""
@@ -61,7 +65,7 @@ class ActorSpend:
     @classmethod
     def start(cls, ray: Any, cap: float | None) -> ActorSpend:
         """Create the run's actor, named so that `ray list actors` shows it as the run's."""
-        return cls(ray.remote(SpendKeeper).options(name=f"agent-spend-{uuid.uuid4().hex[:12]}", num_cpus=0
+        return cls(ray.remote(SpendKeeper).options(name=f"agent-spend-{uuid.uuid4().hex[:12]}", **ON_HEAD
                                                    ).remote(cap))
 
     def reserve(self, least: float, most: float, keep: float = 0.0) -> float | None:
@@ -158,7 +162,7 @@ class ActorLimiter:
 
 def start_limits(ray: Any) -> Any:
     """The run's LimitsKeeper actor."""
-    return ray.remote(LimitsKeeper).options(name=f"agent-limits-{uuid.uuid4().hex[:12]}", num_cpus=0).remote()
+    return ray.remote(LimitsKeeper).options(name=f"agent-limits-{uuid.uuid4().hex[:12]}", **ON_HEAD).remote()
 
 
 def cluster_limits(actor: Any, rpm: int | None, tpm: int | None) -> RateLimits:
