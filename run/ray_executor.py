@@ -23,7 +23,15 @@ from core.errors import ConfigError, LLMFatalError
 from report.markdown import TaskRecord
 from run.batch import BatchRunner, stage_attachment
 from run.ray_limits import ActorSpend, SettledSpend, start_limits
-from run.ray_node import SECRET_FIELDS, NodeJob, Outcome, check_node, run_task, without_secrets
+from run.ray_node import (
+    SECRET_FIELDS,
+    NodeJob,
+    Outcome,
+    check_node,
+    credential_urls,
+    run_task,
+    without_secrets,
+)
 from tasks.taskfile import Task
 
 RETRIES = 3  # Ray's retries of a task whose worker or node died; then it is recorded as failed
@@ -119,7 +127,8 @@ class RayBatchRunner(BatchRunner):
         specs = [settings.model or "", *s.fallback_models, s.summary_model or "", s.vision_model or "",
                  s.transcribe_model or ""]
         b = self.budget
-        return NodeJob(settings, self.model_spec, self.answer_style, keys_needed(s, specs), limits, spend,
+        needs = keys_needed(s, specs) + credential_urls(s)  # a proxy's password stays on the nodes too
+        return NodeJob(settings, self.model_spec, self.answer_style, needs, limits, spend,
                        b.price if b else None, b.cache_rates if b else (1.0, 1.0))
 
     def _dispatch(self, ray: Any, tasks: list[Task], job: Any) -> None:

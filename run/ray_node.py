@@ -15,10 +15,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cache.model import build_models
 from cache.store import close_all, open_store
-from config import Settings, load_settings
+from config import Settings, load_settings, setting_name
 from core.errors import ConfigError, LLMFatalError
 from providers.budget import RunBudget
 from report.markdown import TaskRecord
@@ -29,9 +30,10 @@ from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
 from tools.web.session import web_session
 
-SECRET_FIELDS = tuple(f.name for f in dataclasses.fields(Settings) if f.name.endswith("_api_key"))
-KEY_VARIABLES = {"openai_api_key": "OPENAI_API_KEY", "anthropic_api_key": "ANTHROPIC_API_KEY",
-                 "gemini_api_key": "GEMINI_API_KEY", "serper_api_key": "SERPER_API_KEY"}
+# tools/secrets_guard.py's words, and headers (an exporter's Authorization header) and auth for good measure.
+SECRET_WORDS = ("key", "token", "secret", "password", "header", "auth")
+SECRET_FIELDS = tuple(f.name for f in dataclasses.fields(Settings)
+                      if any(w in f.name for w in SECRET_WORDS) and "str" in str(f.type))
 MAX_FILES_BYTES = 20_000_000  # workspace files one task brings back to the driver; the rest are named as cut
 
 
@@ -42,7 +44,7 @@ class NodeJob:
     settings: Settings  # the driver's, with every *_api_key cleared and the model resolved
     model_spec: str
     answer_style: str | None
-    needs_keys: tuple[str, ...]  # the *_api_key fields the run uses: a node without one fails the run's start
+    needs_keys: tuple[str, ...]  # the secret fields the run uses: a node without one fails the run's start
     limits: Any = None  # the run's LimitsKeeper actor (run/ray_limits.py)
     spend: ActorSpend | None = None  # the run's shared spend, when any cap is set
     price: tuple[float, float] | None = None
@@ -63,9 +65,16 @@ class Outcome:
     cache_rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # --cache: the task's new entries
 
 
+def credential_urls(settings: Settings) -> tuple[str, ...]:
+    """The *_url fields whose value carries a user name or password (https://user:pass@proxy/v1)."""
+    urls = [f.name for f in dataclasses.fields(settings) if f.name.endswith("_url")]
+    return tuple(name for name in urls if isinstance(value := getattr(settings, name), str)
+                 and (urlsplit(value).username or urlsplit(value).password))
+
+
 def without_secrets(settings: Settings) -> Settings:
-    """The settings with every API key cleared: what may travel to the cluster."""
-    cleared: dict[str, Any] = dict.fromkeys(SECRET_FIELDS)
+    """The settings with every key and every URL with credentials cleared: what may travel to the cluster."""
+    cleared: dict[str, Any] = dict.fromkeys(SECRET_FIELDS + credential_urls(settings))
     return dataclasses.replace(settings, **cleared)
 
 
@@ -79,14 +88,15 @@ def node_name() -> str:
 def node_settings(job: NodeJob) -> Settings:
     """The job's settings with this node's own keys, from its environment and .env."""
     own = load_settings()
-    return dataclasses.replace(job.settings, **{name: getattr(own, name) for name in SECRET_FIELDS})
+    mine = SECRET_FIELDS + tuple(name for name in job.needs_keys if name.endswith("_url"))
+    return dataclasses.replace(job.settings, **{name: getattr(own, name) for name in mine})
 
 
 def check_node(job: NodeJob) -> str | None:
     """None when this node can run the job's tasks, else one line naming the node and the key it lacks."""
     try:
         settings = node_settings(job)
-        missing = [KEY_VARIABLES.get(k, k.upper()) for k in job.needs_keys if not getattr(settings, k)]
+        missing = [setting_name(k) for k in job.needs_keys if not getattr(settings, k)]
         if missing:
             return f"{node_name()} has no {', '.join(missing)} in its environment or .env"
         build_models(settings)

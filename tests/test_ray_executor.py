@@ -52,12 +52,14 @@ def record(task: Task, answer: str) -> TaskRecord:
 
 def test_no_key_travels_to_the_nodes(tmp_path: Path) -> None:
     """Guarantee: the job every Ray task carries (task arguments show in Ray's dashboard) holds no API key."""
-    r, _ = runner(tmp_path, model="openai:gpt-x", search=True, **CANARIES)
+    r, _ = runner(tmp_path, model="openai:gpt-x", search=True,
+                  anthropic_base_url="https://me:canary-proxy-pass-5b@proxy.example/v1", **CANARIES)
     job = r.node_job(None, None)
     blob = pickle.dumps(job)
-    assert not any(canary.encode() in blob for canary in CANARIES.values())
+    assert not any(canary.encode() in blob for canary in [*CANARIES.values(), "canary-proxy-pass-5b"])
     assert job.settings.model == "openai:gpt-x" and job.settings.workspace == tmp_path / "ws"
-    assert job.needs_keys == ("openai_api_key", "serper_api_key")  # what the run uses, not every key it has
+    # What the run uses, not every key it has; a URL with a password is the node's own too.
+    assert job.needs_keys == ("openai_api_key", "serper_api_key", "anthropic_base_url")
 
 
 def test_a_node_reads_its_own_keys_from_its_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
