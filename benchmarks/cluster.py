@@ -2,15 +2,16 @@
 
 Run from the project root: `python benchmarks/cluster.py` (needs requirements-ray.txt; `--help` for options).
 Every task is one model call to a loopback OpenAI-compatible server answering after `--latency` seconds,
-at the same `--concurrency` everywhere (two nodes get half the CPUs each). Each setup runs twice, one
-wave of `--concurrency` tasks and then `--tasks` tasks: the difference is the cost of the extra tasks
-alone, without the start-up both pay (Python, Ray's connection, the nodes' key check, worker processes).
-The driver's overhead per task is that marginal time less the ideal latency / concurrency.
+at the same `--concurrency` everywhere (two nodes get half the CPUs each). The rate is measured at the
+model server, from the first request to the last reply, so start-up (Python, Ray's connection, the nodes'
+key check, worker processes) is left out and printed apart. The driver's overhead per task is the time
+each of the `--concurrency` slots loses per task beyond the model's latency.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import time
@@ -74,26 +75,29 @@ def cluster(nodes: int) -> Callable[[Path, int], AbstractContextManager[str | No
 def main() -> None:
     """Print one line per setup."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tasks", type=int, default=40)
+    p.add_argument("--tasks", type=int, default=100)
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--latency", type=float, default=0.5, help="seconds the fake model takes per call")
     args = p.parse_args()
     if reason := ray_available():
         raise SystemExit(reason)
-    ideal = args.latency / args.concurrency
-    print(f"{args.tasks} tasks, one model call each at {args.latency} s, concurrency {args.concurrency}; "
-          f"ideal {60 / ideal:.0f} tasks/min ({ideal * 1000:.0f} ms per task)")
-    print(f"{'setup':<16}{'one wave':>10}{'all':>9}{'tasks/min':>11}{'overhead/task':>15}")
+    ideal = math.ceil(args.tasks / args.concurrency) * args.latency
+    print(f"{args.tasks} tasks, one model call each at {args.latency} s, concurrency {args.concurrency}: "
+          f"ideally {ideal:.1f} s, {args.tasks / ideal * 60:.0f} tasks/min")
+    print(f"{'setup':<14}{'run':>8}{'start-up':>10}{'tasks':>8}{'tasks/min':>11}{'overhead/task':>15}")
     root = short_temp_dir()
     try:
-        with LoopbackServer(NumberModel(latency=args.latency)) as server:
+        model = NumberModel(latency=args.latency)
+        with LoopbackServer(model) as server:
             for name, setup in (("threads", no_cluster), ("ray, 1 node", cluster(1)), ("ray, 2 nodes", cluster(2))):
                 with setup(root / name.replace(" ", "").replace(",", ""), args.concurrency) as address:
-                    wave = run_batch(root / "wave", server.url, args.concurrency, args.concurrency, address)
-                    full = run_batch(root / "full", server.url, args.tasks, args.concurrency, address)
-                per_task = (full - wave) / (args.tasks - args.concurrency)
-                overhead = (per_task - ideal) * 1000
-                print(f"{name:<16}{wave:>9.1f}s{full:>8.1f}s{60 / per_task:>11.0f}{overhead:>12.0f} ms")
+                    model.arrivals.clear()
+                    begun = time.monotonic()
+                    total = run_batch(root / "run", server.url, args.tasks, args.concurrency, address)
+                span = model.arrivals[-1] + args.latency - model.arrivals[0]
+                overhead = (span - ideal) * args.concurrency / args.tasks * 1000
+                print(f"{name:<14}{total:>7.1f}s{model.arrivals[0] - begun:>9.1f}s{span:>7.1f}s"
+                      f"{args.tasks / span * 60:>11.0f}{overhead:>12.0f} ms")
     finally:
         remove_tree(root)
 

@@ -199,11 +199,13 @@ class NumberModel:
     def __init__(self, latency: float = 0.0, completion_tokens: int = 5) -> None:
         self.latency, self.completion_tokens = latency, completion_tokens
         self.keys: list[str] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each completion request (the benchmark's clock)
 
     def __call__(self, req: Request) -> Response:
         if not req.path.endswith("/chat/completions"):  # the driver's start-up look at the server
             return openai_models("gpt-x")
         self.keys.append(req.headers.get("authorization", ""))
+        self.arrivals.append(time.monotonic())
         body: dict[str, Any] = req.json() or {}
         text = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
         found = re.search(r"number (\d+)", text)
