@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import llm
 import main
 from cache.store import CacheStore
 from config import Settings, load_settings
@@ -19,6 +22,7 @@ from run import ray_node
 from run.ray_executor import RayBatchRunner, check_supported, keys_needed
 from run.ray_node import Outcome, workspace_files
 from tasks.taskfile import Task
+from tests.fakes.scripted import ScriptedLLM
 
 CANARIES = {"openai_api_key": "sk-canary-openai-1f", "anthropic_api_key": "sk-ant-canary-2e",
             "gemini_api_key": "canary-gemini-3d", "serper_api_key": "canary-serper-4c"}
@@ -153,3 +157,30 @@ def test_the_executor_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ConfigError, match="threads or ray"):
         load_settings()
     assert Settings().executor == "threads"  # the thread executor stays the default
+
+
+def read_note_then_answer(messages: list[Any]) -> str:
+    """Like a model: read the attachment, write a note, answer with what the attachment said."""
+    observations = [m["content"] for m in messages[2:] if m["role"] == "user" and "Observation" in m["content"]]
+    if not observations:
+        return 'Thought: read it\nAction: read_file\nAction Input: {"path": "note.txt"}'
+    if len(observations) == 1:
+        return 'Thought: keep it\nAction: write_file\nAction Input: {"path": "out/summary.txt", "content": "7431"}'
+    code = re.search(r"code is (\d+)", observations[0])
+    return f"Thought: done\nFinal Answer: {code.group(1) if code else 'unknown'}"
+
+
+def test_a_task_on_a_node_gets_its_attachment_and_sends_back_record_trace_and_files(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(ray_node, "node_name", lambda: "node-x")  # Ray's node id: there is no Ray here
+    monkeypatch.setattr(llm, "build_llm", lambda settings, **kwargs: ScriptedLLM([read_note_then_answer]))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-nodes-own")
+    driver = Settings(model="openai:gpt-x", search=False, workspace=tmp_path / "driver-ws",
+                      trace_dir=tmp_path / "driver-traces")
+    job = ray_node.NodeJob(driver, "openai:gpt-x", None, ("openai_api_key",))
+    task = Task(0, "What is the code in the attached note?", "task-001", file="/on/the/driver/note.txt")
+    out = ray_node.run_task(task, b"the code is 7431", job)
+    assert out.record is not None and out.record.answer == "7431" and out.node == "node-x"
+    assert out.files == {"out/summary.txt": b"7431"}  # the attachment itself is not sent back
+    assert [json.loads(line)["kind"] for line in out.trace][-1] == "final"
+    assert not (tmp_path / "driver-ws").exists() and not (tmp_path / "driver-traces").exists()  # one writer
