@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ def import_ray() -> Any:
 def connect(ray: Any, settings: Settings) -> None:
     """Join the cluster at settings.ray_address (auto: the running one), or start a local one for the run."""
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if settings.ray_address:
+        reachable(settings.ray_address)
     try:
         if settings.ray_address:
             ray.init(address=settings.ray_address, **quiet)
@@ -69,6 +72,18 @@ def check_supported(settings: Settings, replay_trace: object) -> None:
         raise ConfigError("--replay and --replay-trace run with the thread executor only (drop --executor ray)",
                           "executor")
     import_ray()  # the install hint now, before anything is built
+
+
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """ConfigError at once when a HOST:PORT address does not answer (Ray itself would retry for minutes)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # auto, ray://...: Ray's own lookup
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc} (is `ray start "
+                          "--head` running there, and is this its GCS port?)", "ray_address") from exc
 
 
 def keys_needed(settings: Settings, specs: list[str]) -> tuple[str, ...]:

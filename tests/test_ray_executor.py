@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import socket
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -184,3 +185,14 @@ def test_a_task_on_a_node_gets_its_attachment_and_sends_back_record_trace_and_fi
     assert out.files == {"out/summary.txt": b"7431"}  # the attachment itself is not sent back
     assert [json.loads(line)["kind"] for line in out.trace][-1] == "final"
     assert not (tmp_path / "driver-ws").exists() and not (tmp_path / "driver-traces").exists()  # one writer
+
+
+def test_a_cluster_address_that_does_not_answer_fails_at_once() -> None:
+    from run.ray_executor import reachable
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConfigError, match=f"cannot reach the Ray cluster at 127.0.0.1:{port}"):
+        reachable(f"127.0.0.1:{port}")
+    reachable("auto")  # Ray's own lookup
