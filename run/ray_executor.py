@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import socket
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,8 @@ def connect(ray: Any, settings: Settings) -> None:
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
     if settings.ray_address:
         reachable(settings.ray_address)
+    main_thread = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main_thread else None
     try:
         if settings.ray_address:
             ray.init(address=settings.ray_address, **quiet)
@@ -62,6 +66,9 @@ def connect(ray: Any, settings: Settings) -> None:
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = settings.ray_address or "a local cluster"
         raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}", "ray_address") from exc
+    finally:
+        if main_thread:  # ray.init makes SIGTERM exit at once: the run's own handler stops it cleanly (143)
+            signal.signal(signal.SIGTERM, sigterm)
 
 
 def check_supported(settings: Settings, replay_trace: object) -> None:

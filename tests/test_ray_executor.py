@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -196,3 +197,21 @@ def test_a_cluster_address_that_does_not_answer_fails_at_once() -> None:
     with pytest.raises(ConfigError, match=f"cannot reach the Ray cluster at 127.0.0.1:{port}"):
         reachable(f"127.0.0.1:{port}")
     reachable("auto")  # Ray's own lookup
+
+
+def test_joining_a_cluster_keeps_the_runs_sigterm_handler() -> None:
+    from run.ray_executor import connect
+
+    def ours(signum: int, frame: object) -> None:
+        """The run's clean stop (run/stopping.py) stands here."""
+
+    class Ray:
+        def init(self, **kwargs: Any) -> None:  # as ray.init does: SIGTERM now exits at once
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+
+    previous = signal.signal(signal.SIGTERM, ours)
+    try:
+        connect(Ray(), Settings(executor="ray"))
+        assert signal.getsignal(signal.SIGTERM) is ours  # SIGTERM still stops the batch cleanly (exit 143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
