@@ -103,15 +103,16 @@ def test_the_run_cost_cap_holds_across_both_nodes(tmp_path: Path, shared: LocalC
     assert code == 1
 
 
-def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path: Path,
-                                                                        shared: LocalCluster) -> None:
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_cancels_the_cluster_tasks_and_writes_the_stopped_report(tmp_path: Path, shared: LocalCluster,
+                                                                        signum: int, code: int) -> None:
     cluster = shared
     with LoopbackServer(NumberModel(latency=0.5)) as server:
         run = start_run(tmp_path, cluster, server, 40)
         wait_for_records(tmp_path, run, 3)
-        run.send_signal(signal.SIGINT)
-        code, _, err = finish(run)
-    assert code == 130, err[-3000:]
+        run.send_signal(signum)  # Ctrl-C, or SIGTERM from a scheduler
+        exit_code, _, err = finish(run)
+    assert exit_code == code, err[-3000:]
     assert "stopped:" in err and "--resume continues" in err
     lines = records(tmp_path)
     assert 3 <= len(lines) < 40 and len({r["key"] for r in lines}) == len(lines)
