@@ -180,6 +180,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("otel_headers", ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"), str),
     ("otel_service_name", ("OTEL_SERVICE_NAME",), str),
     ("otel_disabled", ("OTEL_SDK_DISABLED",), parse_bool),
+    ("executor", ("AGENT_EXECUTOR",), str),
+    ("ray_address", ("RAY_ADDRESS",), str),
 ]
 
 
@@ -263,6 +265,8 @@ class Settings:
     otel_headers: str | None = None  # k=v,k2=v2 sent to the collector (an Authorization header): a secret
     otel_service_name: str | None = None  # the service.name of the spans (default react-research-agent)
     otel_disabled: bool = False  # OTEL_SDK_DISABLED=true: no export even with an endpoint
+    executor: str = "threads"  # threads: tasks run here; ray: each task is a Ray task (run/ray_executor.py)
+    ray_address: str | None = None  # the cluster to join (auto: the running one); None: start a local one
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -326,6 +330,19 @@ def load_settings(
     return settings
 
 
+# Settings with a fixed set of values: (field, the values, the one-line error).
+_CHOICES: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("answer_style", frozenset({"plain", "concise"}), "answer style must be 'plain' or 'concise'"),
+    ("sandbox", frozenset({"auto", "landlock", "bwrap", "require", "none"}),
+     "AGENT_SANDBOX must be auto, landlock, bwrap, require or none"),
+    ("otel_protocol", frozenset({"http/protobuf", "grpc"}),
+     "OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or grpc"),
+    ("verify_claims", frozenset({"off", "model"}), "--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model"),
+    ("render", frozenset({"auto", "off"}), "SCRAPE_RENDER must be auto or off"),
+    ("executor", frozenset({"threads", "ray"}), "--executor (AGENT_EXECUTOR) must be threads or ray"),
+)
+
+
 def _validate(s: Settings) -> None:
     check_numbers(s)  # NaN, zero or negative timeouts, negative retries ...
     if s.max_steps < 1:
@@ -336,17 +353,10 @@ def _validate(s: Settings) -> None:
         raise ConfigError("concurrency must be at least 1", "concurrency")
     if s.context_budget is not None and s.context_budget < 1000:
         raise ConfigError("context budget must be at least 1000 tokens", "context_budget")
-    if s.answer_style not in {"plain", "concise"}:
-        raise ConfigError("answer style must be 'plain' or 'concise'", "answer_style")
     _validate_caps(s)
-    if s.sandbox not in {"auto", "landlock", "bwrap", "require", "none"}:
-        raise ConfigError("AGENT_SANDBOX must be auto, landlock, bwrap, require or none", "sandbox")
-    if s.otel_protocol not in {"http/protobuf", "grpc"}:
-        raise ConfigError("OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or grpc", "otel_protocol")
-    if s.verify_claims not in {"off", "model"}:
-        raise ConfigError("--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model", "verify_claims")
-    if s.render not in {"auto", "off"}:
-        raise ConfigError("SCRAPE_RENDER must be auto or off", "render")
+    for name, allowed, message in _CHOICES:
+        if getattr(s, name) not in allowed:
+            raise ConfigError(message, name)
     _validate_search(s)
 
 

@@ -152,6 +152,10 @@ def _limit_flags(p: Any) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost cap per task (status budget when reached)")
     p.add_argument("--max-run-cost", type=float, metavar="USD", help="cost cap of the run: no new task starts after")
     p.add_argument("--max-tokens-per-task", type=int, metavar="TOKENS", help="token cap per task")
+    p.add_argument("--executor", choices=["threads", "ray"],
+                   help="ray: run each task as a Ray task on a cluster (needs requirements-ray.txt; default threads)")
+    p.add_argument("--ray-address", metavar="ADDRESS", help="the Ray cluster to join (HOST:PORT or auto; RAY_ADDRESS); "
+                                                            "none: start a local one for the run")
     p.add_argument("--rpm", type=int, help="requests per minute to each provider, shared by all tasks (AGENT_RPM)")
     p.add_argument("--tpm", type=int, help="tokens per minute to each provider, shared by all tasks (AGENT_TPM)")
     p.add_argument("--estimate", action="store_true",
@@ -243,6 +247,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
         "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),
+        "executor": args.executor, "ray_address": args.ray_address,
     }
     settings = load_settings(cli)
     if args.no_trace:

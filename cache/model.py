@@ -37,6 +37,14 @@ def build_model(settings: Settings, **kwargs: Any) -> ChatModel:
     return CachedModel(model, settings) if settings.cache_dir else model
 
 
+def build_models(settings: Settings, **kwargs: Any) -> tuple[ChatModel, ChatModel | None]:
+    """The run's model and its summary model (None: the run's model summarises), both built by build_model."""
+    model = build_model(settings, **kwargs)
+    summary = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=()),
+                          **kwargs) if settings.summary_model else None  # built like the main model: cached too
+    return model, summary
+
+
 def model_for(spec: str, settings: Settings) -> ChatModel:
     """One provider:model (a tool's own model) built like the run's: through the cache when it is set."""
     model = llm.LLMInterface.from_spec(spec, replay_settings(settings))

@@ -118,6 +118,20 @@ class CacheStore:
                        (key, tool, json.dumps(args, ensure_ascii=False, sort_keys=True, default=str),
                         time.time(), int(ok), json.dumps(meta, ensure_ascii=False), body))
 
+    def rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every entry, table by table: what a cluster node's private cache sends back to the driver."""
+        db = self._db()
+        return {table: db.execute(f"SELECT * FROM {table}").fetchall() for table in ("llm", "tool")}
+
+    def add_rows(self, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Store entries another cache recorded, as put_completion and put_tool would have."""
+        with self._write() as db:
+            db.executemany("INSERT OR IGNORE INTO llm VALUES (?, ?, ?, ?, ?, ?)", rows.get("llm", []))
+            db.executemany("INSERT INTO tool VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                           "tool = excluded.tool, args = excluded.args, fetched = excluded.fetched, ok = excluded.ok,"
+                           " meta = excluded.meta, body = excluded.body WHERE excluded.ok AND NOT tool.ok",
+                           rows.get("tool", []))
+
     def stats(self) -> dict[str, Any]:
         """Entry counts, recorded cost, age range and size on disk."""
         db = self._db()

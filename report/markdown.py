@@ -54,6 +54,8 @@ class TaskRecord:
     attachment: str | None = None  # the name of the task's attached file (the report says whether it was read)
     trace: str | None = None  # this task's trace file, in its own run's trace directory (run/store.py)
     notes: list[str] = field(default_factory=list)  # the notes the model kept with the notes tool (tools/notes.py)
+    node: str | None = None  # --executor ray: the cluster node that ran the task
+    files_cut: list[str] = field(default_factory=list)  # --executor ray: workspace files not brought back (size)
 
     def __post_init__(self) -> None:
         # Records written before sources were numbered hold plain URLs (all of them read successfully).

@@ -36,7 +36,7 @@ from providers.budget import RunBudget
 from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line
 from run.batch import BatchRunner
-from run.execute import build_models
+from run.execute import checked_models
 from run.store import Run, RunStore
 from tasks.taskfile import Task, task_key
 from tools.documents.detect import attachment_hint
@@ -85,7 +85,7 @@ class Conversation:
         self._lock = threading.Lock()  # one question at a time
         self.llm: Any = None
         if settings is not None:
-            self.llm, self.summary_llm = build_models(settings, None)
+            self.llm, self.summary_llm = checked_models(settings, None)
             self.spec = model_specs(self.llm)[0]
             self.budget = RunBudget.from_settings(settings, self.llm)
             self._history_chars: int | None = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cache.model import build_model, model_specs
+from cache.model import build_models, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from providers.ratelimit import RateLimits
@@ -23,6 +23,7 @@ from run.estimate import estimate, unbounded_note
 from run.extras import RunExtras
 from run.files import check_outputs
 from run.preflight import check_run
+from run.ray_executor import RayBatchRunner, check_supported
 from run.results import finish_notices, open_results, start_notices
 from run.stopping import Stopper
 from run.store import Run, RunStore
@@ -69,7 +70,7 @@ def execute(args: argparse.Namespace, settings: Settings) -> int:
             tracing.shutdown(code)  # every span sent before exit, also after Ctrl-C
 
 
-def build_models(settings: Settings, output: Path | None, limits: RateLimits | None = None) -> tuple[Any, Any]:
+def checked_models(settings: Settings, output: Path | None, limits: RateLimits | None = None) -> tuple[Any, Any]:
     """Check tools, paths and sandbox, then build the model and the summary model (None: the model itself),
     both under the shared rate limits (new ones when not given).
 
@@ -80,16 +81,14 @@ def build_models(settings: Settings, output: Path | None, limits: RateLimits | N
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
     limits = limits or RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task
-    llm = build_model(settings, limits=limits)
-    summary_llm = build_model(dataclasses.replace(settings, model=settings.summary_model, fallback_models=()),
-                              limits=limits) if settings.summary_model else None  # built like the main model
-    return llm, summary_llm
+    return build_models(settings, limits=limits)
 
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
     """Tools, paths, sandbox and models, then the run's own directory in the run store (run/store.py)."""
     limits = RateLimits(settings.rpm, settings.tpm)
-    llm, summary_llm = build_models(settings, args.output, limits)
+    check_supported(settings, getattr(args, "replay_trace", None))  # --executor ray: Ray installed, no replay
+    llm, summary_llm = checked_models(settings, args.output, limits)
     extras = RunExtras.build(args, settings, tasks, llm, summary_llm)  # spend caps, --replay-trace
     answer_style = extras.settings.answer_style
     if args.answer_style is None and any(t.expected is not None for t in extras.tasks):
@@ -165,9 +164,9 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
         print(f"error: {exc} (the run was stopped: every task would fail the same way)", file=sys.stderr,
               flush=True)
 
-    runner = BatchRunner(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
-                         p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
-                         budget=p.extras.budget, on_fatal=on_fatal, tracing=tracing)
+    runner = runner_class(p.settings)(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
+                                      p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,
+                                      budget=p.extras.budget, on_fatal=on_fatal, tracing=tracing)
     try:
         with live_report(args.serve, args.output, p.settings.trace_dir, console.line):
             runner.run(todo)
@@ -187,6 +186,10 @@ def keep_run(run: Run, output: Path, html: Path | None, records: list[Any], task
     run.finish(tasks=tasks, answered=sum(r.status in DONE_STATUSES for r in records), cost=cost,
                status="stopped" if stopped else "finished", outputs=outputs)
 
+
+def runner_class(settings: Settings) -> type[BatchRunner]:
+    """The executor: threads in this process (the default), or --executor ray's tasks on a cluster."""
+    return RayBatchRunner if settings.executor == "ray" else BatchRunner
 
 def exit_code(p: Prepared, records: dict[str, Any], stopper: Any, end: Ending | None = None) -> int:
     """130/143 when stopped by a signal, the spend cap's code when it skipped tasks, else 0 or 1."""
