@@ -90,6 +90,7 @@ def extract_main_content(html: str, url: str | None = None, *, tree: Any | None 
         return ""
     titles = _title_candidates(page)
     most = _most_words(page)  # what no reading can exceed: a wider pass that cannot win is skipped
+    _drop_unread(page)
     text = _tidy(_precise_reading(html, _mended(page), url, most), titles)
     links = link_texts(page)  # recall mode reads the page as served, without the block merging above
     # fast: without trafilatura's own readability/justext fallback, which readability-lxml's reading below stands
@@ -149,6 +150,18 @@ def _most_words(tree: Any) -> int:
     plus one per list item (Markdown numbers the items of ordered lists)."""
     texts = tree.xpath(".//text()[not(parent::script or parent::style)]", smart_strings=False)
     return len(_WORD.findall(" ".join(texts).lower())) + int(tree.xpath("count(.//li)"))
+
+
+# Elements trafilatura's cleaning drops with their content (readability's cleaner drops the scripts and styles;
+# an <svg> holds drawing labels, not prose): dropped once here, so no reader copies or scans them again. JSON-LD
+# stays: trafilatura reads it (forum pages, its baseline). <link> stays: without it one page's reading changed.
+_UNREAD = './/script[not(@type="application/ld+json")] | .//style | .//svg'
+
+
+def _drop_unread(tree: Any) -> None:
+    """Remove the page's scripts, styles and <svg> drawings, keeping the text that follows them."""
+    for element in tree.xpath(_UNREAD):
+        element.drop_tree()
 
 
 def _title_candidates(tree: Any) -> list[str]:
