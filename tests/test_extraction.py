@@ -88,7 +88,8 @@ def test_a_page_declaring_its_xml_encoding_is_read_and_plain_text_is_no_page() -
     xhtml = ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body><article>'
              f"{_paragraphs('Declared', 3)}</article></body></html>")
     assert "Declared paragraph 2 keeps telling" in extract_main_content(xhtml)
-    assert parse_html("just a few words, no markup") is None and parse_html("  ") is None
+    for not_html in ("just a few words, no markup", "  ", "<!-- only a comment -->", "<?php echo 1 ?>"):
+        assert parse_html(not_html) is None and extract_main_content(not_html) == ""
 
 
 def test_scripts_styles_and_drawings_inside_the_article_leave_no_text_but_their_neighbours_stay() -> None:

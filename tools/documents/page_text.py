@@ -55,9 +55,10 @@ def parse_html(html: str) -> Any | None:
         tree = lxml_html.fromstring(html, parser=_parser())
     except ValueError:  # "Unicode strings with encoding declaration are not supported."
         tree = _parse_bytes(html)
-    else:
-        if tree is None or len(tree) < 1:
-            tree = _parse_bytes(html)
+    except Exception:  # noqa: BLE001 - lxml's "Document is empty" (a comment, a PHP tag): tried as bytes below
+        tree = None
+    if tree is None or len(tree) < 1:
+        tree = _parse_bytes(html)
     # as trafilatura: a document without an <html> near its start that parses to one block is not HTML
     return None if tree is None or (is_dubious_html(beginning) and len(tree) < 2) else tree
 
