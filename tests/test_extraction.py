@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import extraction as bench
 from benchmarks import extraction_tables
-from tools.documents.page_text import extract_main_content, page_title
+from tools.documents.page_text import extract_main_content, page_title, parse_html
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "article-extraction"
@@ -82,6 +82,25 @@ def test_tiny_or_empty_pages_fall_back_to_their_visible_text() -> None:
     tiny = "<html><body><p>Just one short line.</p></body></html>"
     assert extract_main_content(tiny) == "Just one short line."
     assert extract_main_content("") == ""
+
+
+def test_a_page_declaring_its_xml_encoding_is_read_and_plain_text_is_no_page() -> None:
+    xhtml = ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><body><article>'
+             f"{_paragraphs('Declared', 3)}</article></body></html>")
+    assert "Declared paragraph 2 keeps telling" in extract_main_content(xhtml)
+    for not_html in ("just a few words, no markup", "  ", "<!-- only a comment -->", "<?php echo 1 ?>"):
+        assert parse_html(not_html) is None and extract_main_content(not_html) == ""
+
+
+def test_scripts_styles_and_drawings_inside_the_article_leave_no_text_but_their_neighbours_stay() -> None:
+    html = ("<html><body><article><div class='article-content'>"
+            f"{_paragraphs('Before', 2)}<p>The chart shows <script>var tracker = 'pixel-id-42';</script>"
+            "rising fares<style>.fare { color: red }</style> along every route of the network this year."
+            "<svg><text>Axis label 2024</text></svg></p>"
+            f"{_paragraphs('After', 2)}</div></article></body></html>")
+    text = extract_main_content(html)
+    assert "rising fares along every route" in text.replace("\n", " ") and "After paragraph 1" in text
+    assert not any(code in text for code in ("tracker", "pixel-id", ".fare", "Axis label"))
 
 
 def test_scoring_matches_the_readme() -> None:

@@ -15,15 +15,21 @@ from tools.documents.markdown_tables import replace_tables
 _WORD = re.compile(r"\w+")
 
 
-def shingles(text: str, n: int = 4) -> set[tuple[str, ...]]:
+Shingles = frozenset[tuple[str, ...]]
+
+
+# Remembered: choosing a page's reading asks for the shingles of the same texts several times (the precision
+# reading, readability's prose); enough entries to outlive a long page's lines in between.
+@functools.lru_cache(maxsize=1024)
+def shingles(text: str, n: int = 4) -> Shingles:
     """The set of n-word shingles of a text (lower-cased word tokens)."""
     tokens = _WORD.findall(text.lower())
     if len(tokens) <= n:  # a short text is one shingle
-        return {tuple(tokens)} if tokens else set()
-    return set(zip(*(tokens[i:] for i in range(n)), strict=False))  # every window, built in C
+        return frozenset({tuple(tokens)} if tokens else ())
+    return frozenset(zip(*(tokens[i:] for i in range(n)), strict=False))  # every window, built in C
 
 
-def contained(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
+def contained(part: Shingles, whole: Shingles) -> float:
     """Share of `part`'s shingles found in `whole` (1.0 for an empty part)."""
     return len(part & whole) / len(part) if part else 1.0
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
 
 from tools.documents.extraction_choice import (
     add_missing_lines,
@@ -34,12 +38,47 @@ _ESCAPES = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~])")
 
 
 def parse_html(html: str) -> Any | None:
-    """The page as an lxml tree, parsed once for every reader of it (None when it is not HTML at all)."""
+    """The page as an lxml tree, parsed once for every reader of it (None when it is not HTML at all).
+
+    trafilatura's loader (load_html), with a parser whose element classes are chosen in C: lxml.html's own
+    chooser is a Python call for every element every reader touches (form elements get no special class,
+    which no reader uses)."""
     try:
-        from trafilatura.utils import load_html  # heavy to import: only when a page is read
+        from trafilatura.utils import is_dubious_html, repair_faulty_html  # heavy: only when a page is read
     except ImportError as exc:  # pragma: no cover - trafilatura is a hard dependency
         raise ImportError("reading web pages needs trafilatura: pip install trafilatura") from exc
-    return load_html(html) if html.strip() else None
+    if not html.strip():
+        return None
+    beginning = html[:50].lower()
+    html = repair_faulty_html(html, beginning)
+    try:
+        tree = lxml_html.fromstring(html, parser=_parser())
+    except ValueError:  # "Unicode strings with encoding declaration are not supported."
+        tree = _parse_bytes(html)
+    except Exception:  # noqa: BLE001 - lxml's "Document is empty" (a comment, a PHP tag): tried as bytes below
+        tree = None
+    if tree is None or len(tree) < 1:
+        tree = _parse_bytes(html)
+    # as trafilatura: a document without an <html> near its start that parses to one block is not HTML
+    return None if tree is None or (is_dubious_html(beginning) and len(tree) < 2) else tree
+
+
+def _parse_bytes(html: str) -> Any | None:
+    try:
+        return lxml_html.fromstring(html.encode("utf8", "surrogatepass"), parser=_parser())
+    except Exception:  # noqa: BLE001 - as trafilatura: unparseable bytes are no page
+        return None
+
+
+@functools.cache
+def _parser() -> Any:
+    """trafilatura's HTML parser settings with lxml.html's element classes looked up in C."""
+    parser = lxml_html.HTMLParser(collect_ids=False, default_doctype=False, encoding="utf-8",
+                                  remove_comments=True, remove_pis=True)
+    parser.set_element_class_lookup(etree.ElementDefaultClassLookup(
+        element=lxml_html.HtmlElement, comment=lxml_html.HtmlComment, pi=lxml_html.HtmlProcessingInstruction,
+        entity=lxml_html.HtmlEntity))
+    return parser
 
 
 def extract_main_content(html: str, url: str | None = None, *, tree: Any | None = None) -> str:
@@ -52,6 +91,7 @@ def extract_main_content(html: str, url: str | None = None, *, tree: Any | None 
         return ""
     titles = _title_candidates(page)
     most = _most_words(page)  # what no reading can exceed: a wider pass that cannot win is skipped
+    _drop_unread(page)
     text = _tidy(_precise_reading(html, _mended(page), url, most), titles)
     links = link_texts(page)  # recall mode reads the page as served, without the block merging above
     # fast: without trafilatura's own readability/justext fallback, which readability-lxml's reading below stands
@@ -109,9 +149,20 @@ def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
 def _most_words(tree: Any) -> int:
     """At most how many words a reading of the page can hold: the words of its text outside scripts and styles,
     plus one per list item (Markdown numbers the items of ordered lists)."""
-    texts = [element.text for element in tree.iter() if element.text and element.tag not in ("script", "style")]
-    texts += [element.tail for element in tree.iter() if element.tail]
-    return len(_WORD.findall(" ".join(texts).lower())) + sum(1 for _ in tree.iter("li"))
+    texts = tree.xpath(".//text()[not(parent::script or parent::style)]", smart_strings=False)
+    return len(_WORD.findall(" ".join(texts).lower())) + int(tree.xpath("count(.//li)"))
+
+
+# Elements trafilatura's cleaning drops with their content (readability's cleaner drops the scripts and styles;
+# an <svg> holds drawing labels, not prose): dropped once here, so no reader copies or scans them again. JSON-LD
+# stays: trafilatura reads it (forum pages, its baseline). <link> stays: without it one page's reading changed.
+_UNREAD = './/script[not(@type="application/ld+json")] | .//style | .//svg'
+
+
+def _drop_unread(tree: Any) -> None:
+    """Remove the page's scripts, styles and <svg> drawings, keeping the text that follows them."""
+    for element in tree.xpath(_UNREAD):
+        element.drop_tree()
 
 
 def _title_candidates(tree: Any) -> list[str]:
@@ -191,12 +242,10 @@ def _split_bodies(tree: Any) -> list[list[Any]]:
 
 def _merge_split_bodies(tree: Any) -> Any:
     """Join article-body blocks that share a class and a close ancestor into the first of them."""
-    from lxml.html import Element
-
     for first, *rest in _split_bodies(tree):
         for block in rest:
             if block.text and block.text.strip():
-                lead = Element("p")
+                lead = lxml_html.Element("p")
                 lead.text = block.text
                 first.append(lead)
             for child in list(block):
