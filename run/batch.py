@@ -114,7 +114,7 @@ class BatchRunner:
             return
         if self.budget is not None and not self.budget.may_start():  # the run's cost cap is reached
             return
-        with self._traced(task) as traced:
+        with self.task_span(task) as traced:
             record = self.run_task(task, self.settings.workspace / task.id if self.settings.workspace else None,
                                    traced=traced)
         if record is not None:
@@ -180,7 +180,7 @@ class BatchRunner:
         return self.budget.task_models(llm, summary_llm) if self.budget else (llm, summary_llm)
 
     @contextlib.contextmanager
-    def _traced(self, task: Task) -> Iterator[TaskTrace | None]:
+    def task_span(self, task: Task) -> Iterator[TaskTrace | None]:
         """The task's span when the run exports traces; a stopped task's span says so."""
         if self.tracing is None:
             yield None

@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
@@ -17,6 +17,7 @@ from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.stopping import Stopper
 from run.store import RunStore
+from telemetry.setup import start_tracing
 
 with contextlib.suppress(ImportError):  # not on every platform
     import readline  # noqa: F401  (chat's prompt gets line editing and history through input())
@@ -68,14 +69,28 @@ def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool)
         return conv.ask(question, files, on_event=printer, stop=stopper.event).record
 
 
+@contextlib.contextmanager
+def conversation(settings: Settings, kind: str) -> Iterator[Conversation]:
+    """A conversation in the run store; with an OTLP endpoint, one trace whose task spans are its questions."""
+    tracing = start_tracing(settings)
+    try:
+        conv = Conversation(settings, RunStore.from_settings(settings), kind=kind, tracing=tracing)
+        if tracing is not None:
+            tracing.start_run(conv.spec, 0)
+        yield conv
+    finally:
+        if tracing is not None:
+            tracing.shutdown()  # every span sent before the command returns, also after Ctrl-C
+
+
 def ask(args: argparse.Namespace, settings: Settings) -> int:
     """`main.py ask QUESTION`: answer and sources (or --json, the record) on stdout; 0 when answered."""
     files = [Path(f) for f in args.files or ()]
     for f in files:
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
-    conv = Conversation(settings, RunStore.from_settings(settings), kind="ask")
-    record = _ask_once(conv, args.question, files, args.quiet)
+    with conversation(settings, "ask") as conv:
+        record = _ask_once(conv, args.question, files, args.quiet)
     if args.json:
         print(json.dumps({"run": conv.id, **asdict(record)}, ensure_ascii=False, indent=1))
     else:
@@ -89,7 +104,12 @@ def ask(args: argparse.Namespace, settings: Settings) -> int:
 
 def chat(args: argparse.Namespace, settings: Settings) -> int:
     """`main.py chat`: questions line by line (a terminal or piped stdin) until /exit or end of input."""
-    conv = Conversation(settings, RunStore.from_settings(settings), kind="chat")
+    with conversation(settings, "chat") as conv:
+        return _chat(conv, args)
+
+
+def _chat(conv: Conversation, args: argparse.Namespace) -> int:
+    """The chat loop over one conversation."""
     tty = sys.stdin.isatty()
     if tty and not args.quiet:
         print(CHAT_HELP, file=sys.stderr)

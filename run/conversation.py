@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import Event
 from cache.model import model_specs
@@ -42,6 +42,9 @@ from tasks.taskfile import Task, task_key
 from tools.documents.detect import attachment_hint
 from tools.mcp import load_specs, mcp_session
 from tools.web.session import web_session
+
+if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when spans are exported
+    from telemetry.otel import Tracing
 
 STOPPED = "stopped"  # the turn's status when the user stopped its answer
 
@@ -78,9 +81,10 @@ class Conversation:
     """Questions asked one after another in one run of the store (kind chat, ask or ui)."""
 
     def __init__(self, settings: Settings | None, store: RunStore, *, kind: str = "chat", run: Run | None = None,
-                 turns: list[Turn] | None = None) -> None:
-        """settings=None gives a read-only view (see `open`); otherwise the models are built and checked now."""
-        self.settings, self.store, self.kind, self.run = settings, store, kind, run
+                 turns: list[Turn] | None = None, tracing: Tracing | None = None) -> None:
+        """settings=None gives a read-only view (see `open`); otherwise the models are built and checked now.
+        `tracing` (telemetry.setup.start_tracing) makes each question a task span; its owner shuts it down."""
+        self.settings, self.store, self.kind, self.run, self.tracing = settings, store, kind, run, tracing
         self.turns: list[Turn] = turns or []
         self._lock = threading.Lock()  # one question at a time
         self.llm: Any = None
@@ -152,14 +156,15 @@ class Conversation:
                               error=f"not started: {self.budget.exhausted}")
         sink = _event_sink(task.index, on_event)
         runner = BatchRunner(settings, self.llm, self.spec, lambda record: None, sink, self.summary_llm,
-                             stop=stop, budget=self.budget)
+                             stop=stop, budget=self.budget, tracing=self.tracing)
         workspace = settings.workspace
         assert workspace is not None  # run.apply always sets it
         workspace.mkdir(parents=True, exist_ok=True)
         for f in files:
             shutil.copy2(f, workspace / f.name)
-        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
-            record = runner.run_task(task, workspace, prompt)
+        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings), \
+                runner.task_span(task) as traced:
+            record = runner.run_task(task, workspace, prompt, traced=traced)
         if record is None:
             record = TaskRecord(task.key, task.id, task.index, task.text, STOPPED, error="stopped by the user",
                                 **_spent(settings.trace_dir, task.id))

@@ -347,3 +347,21 @@ def test_a_tools_own_model_calls_are_chat_spans_inside_the_tool_span(tmp_path: P
     assert (vision.attributes["gen_ai.system"], vision.attributes["gen_ai.usage.input_tokens"],
             vision.attributes["research_agent.call.purpose"]) == ("gcp.gemini", 1600, "tool")
     assert vision.attributes["research_agent.cost_usd"] == 0.0005
+
+
+def test_a_chat_exports_one_trace_whose_task_spans_are_its_questions(tmp_path: Path) -> None:
+    def answers(req: Request) -> Response:
+        return openai_reply("Thought: known\nFinal Answer: 42", 90, 6, model="gpt-4.1-mini")
+
+    with LoopbackServer(answers) as model, OtlpReceiver() as otlp:
+        done = subprocess.run([sys.executable, str(ROOT / "main.py"), "chat", "-q"], input="first?\nand then?\n",
+                              cwd=tmp_path, env=run_env(model, otlp.endpoint), capture_output=True, text=True,
+                              timeout=GUARD)
+        spans = otlp.spans()
+    assert done.returncode == 0, done.stderr
+    [run] = by_name(spans, "run")
+    questions = by_name(spans, r"task turn-\d")
+    assert sorted(s.name for s in questions) == ["task turn-1", "task turn-2"]
+    assert all(q.parent_id == run.span_id and q.trace_id == run.trace_id for q in questions)
+    chats = by_name(spans, "chat gpt-4.1-mini")
+    assert len(chats) == 2 and {c.attributes["gen_ai.usage.input_tokens"] for c in chats} == {90}

@@ -11,6 +11,7 @@ from core.errors import ConfigError
 from report.html.guard import Guard
 from run.conversation import Conversation
 from run.store import RunStore
+from telemetry.setup import start_tracing
 
 INSTALL_HINT = "the web app needs Starlette and uvicorn: pip install -r requirements-ui.txt"
 
@@ -27,11 +28,17 @@ def serve(settings: Settings, port: int) -> int:
     sock = _listen(port)
     store = RunStore.from_settings(settings)
     guard = Guard(int(sock.getsockname()[1]))
-    app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(settings, store, kind="ui"))
+    tracing = start_tracing(settings)  # with an OTLP endpoint each question is a task span of its own trace
+    app = build_app(store=store, guard=guard,
+                    new_conversation=lambda: Conversation(settings, store, kind="ui", tracing=tracing))
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     print(f"web app: {guard.url()}  (Ctrl-C stops it; keep the token private)", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again after its shutdown: the way to end
-        uvicorn.Server(config).run(sockets=[sock])
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises Ctrl-C again after its shutdown: the end
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        if tracing is not None:
+            tracing.shutdown()
     print("web app stopped; its conversations are in the run store (`main.py runs`)", file=sys.stderr)
     return 0
 
