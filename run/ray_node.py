@@ -15,12 +15,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from cache.model import build_models
 from cache.store import close_all, open_store
 from config import Settings, load_settings, setting_name
 from core.errors import ConfigError, LLMFatalError
+from core.secrets import is_url_field, secret_fields, url_credentials
 from providers.budget import RunBudget
 from report.markdown import TaskRecord
 from run.batch import BatchRunner
@@ -30,10 +30,7 @@ from tools.mcp import load_specs, mcp_session
 from tools.sandbox import prepare_sandbox
 from tools.web.session import web_session
 
-# tools/secrets_guard.py's words, and headers (an exporter's Authorization header) and auth for good measure.
-SECRET_WORDS = ("key", "token", "secret", "password", "header", "auth")
-SECRET_FIELDS = tuple(f.name for f in dataclasses.fields(Settings)
-                      if any(w in f.name for w in SECRET_WORDS) and "str" in str(f.type))
+SECRET_FIELDS = secret_fields(Settings)  # keys, tokens, headers (core/secrets.py)
 MAX_FILES_BYTES = 20_000_000  # workspace files one task brings back to the driver; the rest are named as cut
 
 
@@ -66,10 +63,8 @@ class Outcome:
 
 
 def credential_urls(settings: Settings) -> tuple[str, ...]:
-    """The *_url fields whose value carries a user name or password (https://user:pass@proxy/v1)."""
-    urls = [f.name for f in dataclasses.fields(settings) if f.name.endswith("_url")]
-    return tuple(name for name in urls if isinstance(value := getattr(settings, name), str)
-                 and (urlsplit(value).username or urlsplit(value).password))
+    """The URL fields whose value carries a user name or password (https://user:pass@proxy/v1)."""
+    return tuple(url_credentials(settings))
 
 
 def without_secrets(settings: Settings) -> Settings:
@@ -88,7 +83,7 @@ def node_name() -> str:
 def node_settings(job: NodeJob) -> Settings:
     """The job's settings with this node's own keys, from its environment and .env."""
     own = load_settings()
-    mine = SECRET_FIELDS + tuple(name for name in job.needs_keys if name.endswith("_url"))
+    mine = SECRET_FIELDS + tuple(name for name in job.needs_keys if is_url_field(name))
     return dataclasses.replace(job.settings, **{name: getattr(own, name) for name in mine})
 
 

@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from config import Settings
 from core.errors import ConfigError
+from core.secrets import is_url_field, secret_fields
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
 KINDS = ("batch", "ask", "chat", "ui")
@@ -217,13 +218,15 @@ class RunStore:
 
 
 def public_settings(settings: Settings) -> dict[str, Any]:
-    """The settings as settings.json keeps them: no API keys, no credentials in URLs, MCP servers by name only."""
+    """The settings as settings.json keeps them: no keys or headers, no credentials in URLs, MCP servers by
+    name only."""
     out: dict[str, Any] = {}
+    secret = set(secret_fields(settings))
     for f in fields(settings):
         value = getattr(settings, f.name)
-        if f.name.endswith("api_key"):
+        if f.name in secret:  # API keys, the OTLP headers
             continue
-        if f.name.endswith("base_url") and isinstance(value, str):
+        if is_url_field(f.name) and isinstance(value, str):
             value = _strip_credentials(value)
         elif f.name == "mcp_servers":
             value = [entry.split("=", 1)[0] for entry in value]

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
 from config import Settings
 from core.chat import Completion
+from core.secrets import secret_fields, url_credentials
 
 PROJECT = "research_agent"  # the namespace of this project's own attributes
 AGENT_NAME = "react-research-agent"
@@ -39,16 +39,8 @@ def header_values(headers: str | None) -> list[str]:
 
 def secret_values(settings: Settings, environ: Mapping[str, str]) -> list[str]:
     """Every value a span must never hold: the settings' keys, OTLP headers, URL credentials, secret variables."""
-    found: list[str] = []
-    for f in fields(settings):
-        value = getattr(settings, f.name)
-        if not isinstance(value, str) or not value:
-            continue
-        if _SECRET_NAME.search(f.name):
-            found.append(value)
-        if f.name.endswith(("_url", "endpoint")):
-            parts = urlsplit(value)
-            found += [unquote_plus(p) for p in (parts.password, parts.username) if p]
+    found = [value for name in secret_fields(settings) if (value := getattr(settings, name))]
+    found += [part for parts in url_credentials(settings).values() for part in parts]
     found += header_values(settings.otel_headers)
     found += [v for k, v in environ.items() if _SECRET_NAME.search(k)]
     return sorted({v for v in found if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True)

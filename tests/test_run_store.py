@@ -123,6 +123,14 @@ def test_kept_settings_hold_no_credentials() -> None:
     assert "https://proxy.example/v1" in kept and '"docs"' in kept
 
 
+def test_kept_settings_hold_no_otlp_headers_and_no_password_in_any_url() -> None:
+    kept = json.dumps(public_settings(Settings(otel_headers="Authorization=Basic%20cGs6c2stbGYtMTIz",
+                                               otel_endpoint="https://collector:otlp-pass-99@otel.example:4318",
+                                               searxng_url="https://me:searx-pass-77@searx.example/")))
+    assert "cGs6c2stbGYtMTIz" not in kept and "otlp-pass-99" not in kept and "searx-pass-77" not in kept
+    assert "https://otel.example:4318" in kept and "https://searx.example/" in kept
+
+
 def test_a_follow_up_carries_the_newest_turns_that_fit_the_budget() -> None:
     turns = [PastTurn(f"question {n}?", f"answer {n} " + "x" * 900,
                       [{"n": 1, "url": f"https://example.org/{n}", "title": f"Page {n}", "read": True}])

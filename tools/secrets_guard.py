@@ -8,14 +8,13 @@ ignoring case. It narrows the channel; it cannot see a key that was encoded some
 
 from __future__ import annotations
 
-from dataclasses import fields
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import unquote_plus
 
 from config import Settings
 from core.errors import ToolError
+from core.secrets import secret_fields, url_credentials
 
 MIN_SECRET_CHARS = 8  # shorter values would refuse ordinary words; real keys are far longer
-_SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 class SecretInRequestError(ToolError):
@@ -29,18 +28,9 @@ class SecretInRequestError(ToolError):
 
 
 def _named_secrets(settings: Settings) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for f in fields(settings):
-        value = getattr(settings, f.name)
-        if not isinstance(value, str) or not value:
-            continue
-        if any(word in f.name for word in _SECRET_WORDS):
-            found[value] = f.name.upper()
-        elif f.name.endswith("_url"):
-            parts = urlsplit(value)
-            for part in (parts.password, parts.username):
-                if part:
-                    found[unquote_plus(part)] = f"{f.name.upper()} credentials"
+    found = {getattr(settings, name): name.upper() for name in secret_fields(settings) if getattr(settings, name)}
+    for name, parts in url_credentials(settings).items():
+        found.update(dict.fromkeys(parts, f"{name.upper()} credentials"))
     return {v: k for v, k in found.items() if len(v) >= MIN_SECRET_CHARS}
 
 
