@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -21,8 +22,9 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
+@contextlib.contextmanager
+def launched() -> Iterator[Any]:
+    """The system Chromium, headless, through Playwright (the test skips when Playwright is missing)."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (requirements-dev.txt)")
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
@@ -30,6 +32,12 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    with launched() as b:
+        yield b
 
 
 def _mixed_run(tmp: Path) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +14,11 @@ from report.html import write_html
 from run.store import RunStore
 from tests.fakes.ui_app import HOSTILE, FakeApp, running_app
 from tests.test_report_html import make_run
+from tests.test_report_html_browser import CHROMIUM, launched
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)"),
 ]
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "ui.png"
 WAIT = 30_000  # ms: generous, a shared CI machine; no test measures speed
 
@@ -35,13 +32,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeApp]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (requirements-dev.txt)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    with launched() as b:
+        yield b
 
 
 @pytest.fixture
