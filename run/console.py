@@ -56,10 +56,6 @@ class ConsoleReporter:
         if self._progress is not None:
             self._progress.stop()
 
-    def status(self, text: str | None) -> None:
-        """Show extra text in the progress line (a rate-limit wait, say); None or "" clears it."""
-        self.tally.extra = text or ""
-
     def line(self, text: str) -> None:
         """Print a line (through the progress bar when one is shown)."""
         with self._lock:

@@ -46,8 +46,7 @@ class Tally:
         self._finished_tokens = 0
         self._running: dict[str, tuple[float, int]] = {}  # task id -> (cost, tokens) of its calls so far
         self._lock = threading.Lock()
-        self.extra = ""  # what a waiting component adds (a rate-limit wait), set through ConsoleReporter.status
-        self.extra_from: Callable[[], str] | None = None  # ... or asked at each refresh (RateLimits.note)
+        self.extra_from: Callable[[], str] | None = None  # what else to show, asked at each refresh (RateLimits.note)
 
     def on_event(self, task_id: str, event: Event) -> None:
         """Count a model call of a running task."""
@@ -93,7 +92,7 @@ class Tally:
         parts = [f"{self.done}/{self.total} done", f"{self.answered} answered", f"{self.failed} failed",
                  f"{self.unsourced} without sources", spend, f"{tokens:,} tokens",
                  f"{duration(self._clock() - self.started)} elapsed", f"ETA {self.eta()}"]
-        extra = self.extra or (self.extra_from() if self.extra_from is not None else "")
+        extra = self.extra_from() if self.extra_from is not None else ""
         return " · ".join(parts) + (f" · {extra}" if extra else "")
 
 

@@ -195,7 +195,8 @@ class RayBatchRunner(BatchRunner):
         """Write the task's trace and workspace files here, as a local run would have."""
         record = outcome.record
         assert record is not None
-        workspace = ((self.settings.workspace or Path("workspace")) / task.id).resolve()
+        assert self.settings.workspace is not None  # the run store's run.apply always sets it
+        workspace = (self.settings.workspace / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         stage_attachment(task, workspace)
         for name, data in outcome.files.items():

@@ -129,8 +129,7 @@ def run_task(task: Task, attachment: bytes | None, job: NodeJob) -> Outcome:
         outcome.record = records[0] if records else None
         if settings.trace_dir and (trace := settings.trace_dir / f"{task.id}.jsonl").is_file():
             outcome.trace = trace.read_text(encoding="utf-8").splitlines()
-        outcome.files, outcome.cut = workspace_files((settings.workspace or Path("workspace")) / task.id,
-                                                   skip=task.file)
+        outcome.files, outcome.cut = workspace_files(root / "workspace" / task.id, skip=task.file)
         if settings.cache_dir:
             outcome.cache_rows = open_store(settings.cache_dir).rows()
             close_all()

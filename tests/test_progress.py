@@ -44,10 +44,11 @@ def test_the_line_counts_done_answered_failed_unsourced_spend_tokens_and_eta() -
 
 def test_without_a_cap_the_line_shows_the_spend_alone_and_extra_text_shows_a_wait() -> None:
     console = ConsoleReporter(3, stream=io.StringIO())
-    console.status("waiting 12 s: openai rate limit")
+    note = ["waiting 12 s: openai rate limit"]
+    console.tally.extra_from = lambda: note[0]  # as the run's rate limiters say it (RateLimits.note)
     assert "$0.0000 · 0 tokens" in console.tally.line() and "cap" not in console.tally.line()
     assert console.tally.line().endswith("· waiting 12 s: openai rate limit")
-    console.status(None)
+    note[0] = ""
     assert "waiting" not in console.tally.line()
 
 
