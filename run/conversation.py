@@ -33,6 +33,7 @@ from prompt.history import HISTORY_SHARE, PastTurn, conversation_sources, follow
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
 from providers.budget import RunBudget
+from providers.ratelimit import RateLimits
 from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line
 from run.batch import BatchRunner
@@ -81,15 +82,17 @@ class Conversation:
     """Questions asked one after another in one run of the store (kind chat, ask or ui)."""
 
     def __init__(self, settings: Settings | None, store: RunStore, *, kind: str = "chat", run: Run | None = None,
-                 turns: list[Turn] | None = None, tracing: Tracing | None = None) -> None:
+                 turns: list[Turn] | None = None, tracing: Tracing | None = None,
+                 limits: RateLimits | None = None) -> None:
         """settings=None gives a read-only view (see `open`); otherwise the models are built and checked now.
-        `tracing` (telemetry.setup.start_tracing) makes each question a task span; its owner shuts it down."""
+        `tracing` (telemetry.setup.start_tracing) makes each question a task span; its owner shuts it down.
+        `limits`: rate limiters shared with other conversations of the process (new ones when not given)."""
         self.settings, self.store, self.kind, self.run, self.tracing = settings, store, kind, run, tracing
         self.turns: list[Turn] = turns or []
         self._lock = threading.Lock()  # one question at a time
         self.llm: Any = None
         if settings is not None:
-            self.llm, self.summary_llm = checked_models(settings, None)
+            self.llm, self.summary_llm = checked_models(settings, None, limits)
             self.spec = model_specs(self.llm)[0]
             self.budget = RunBudget.from_settings(settings, self.llm)
             self._history_chars: int | None = None

@@ -8,6 +8,7 @@ import sys
 
 from config import Settings
 from core.errors import ConfigError
+from providers.ratelimit import RateLimits
 from report.html.guard import Guard
 from run.conversation import Conversation
 from run.store import RunStore
@@ -29,8 +30,9 @@ def serve(settings: Settings, port: int) -> int:
     store = RunStore.from_settings(settings)
     guard = Guard(int(sock.getsockname()[1]))
     tracing = start_tracing(settings)  # with an OTLP endpoint each question is a task span of its own trace
-    app = build_app(store=store, guard=guard,
-                    new_conversation=lambda: Conversation(settings, store, kind="ui", tracing=tracing))
+    limits = RateLimits(settings.rpm, settings.tpm)  # one limiter per provider for every conversation of the app
+    app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(
+        settings, store, kind="ui", tracing=tracing, limits=limits))
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     print(f"web app: {guard.url()}  (Ctrl-C stops it; keep the token private)", flush=True)
     try:
