@@ -341,7 +341,7 @@ class _Run:
         self.agent._emit(Event("summary", len(self.result.steps), {
             "messages": messages, "completion": completion.text, "model": completion.model,
             "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-            "latency": completion.latency}))
+            "cost": completion.cost, "latency": completion.latency}))
 
 
 def final_answer_grace(time_limit: float | None) -> float:

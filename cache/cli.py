@@ -12,7 +12,7 @@ from typing import Any
 from cache.store import DB_NAME, CacheStore
 from config import load_settings
 from core.errors import ConfigError
-from core.text import human_size
+from core.text import human_size, money
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -51,10 +51,11 @@ def _when(stamp: float | None) -> str:
 
 def stats_lines(stats: dict[str, Any]) -> list[str]:
     """The stats as lines of text."""
-    calls = sum(stats["models"].values())
+    calls, unpriced = sum(stats["models"].values()), stats["unpriced_calls"]
+    cost = money(None if calls and unpriced >= calls else stats["recorded_cost"])  # n/a: no call had a price
     lines = [f"cache {stats['path']}: {human_size(stats['bytes'])}",
-             f"model calls: {calls:,} (recorded cost ${stats['recorded_cost']:.4f}"
-             + (f", {stats['unpriced_calls']:,} without a known price)" if stats["unpriced_calls"] else ")")]
+             f"model calls: {calls:,} (recorded cost {cost}"
+             + (f", {unpriced:,} without a known price)" if unpriced else ")")]
     lines += [f"  {model}: {n:,}" for model, n in stats["models"].items()]
     lines.append(f"network results: {sum(stats['tools'].values()):,}")
     lines += [f"  {tool}: {n:,}" for tool, n in stats["tools"].items()]

@@ -20,6 +20,14 @@ def truncate_middle(text: str, max_chars: int, note: str = "") -> str:
     return text[:head] + marker + (text[len(text) - tail:] if tail else "")
 
 
+def money(cost: float | None) -> str:
+    """A dollar amount as every line and report shows it: `$0.0123` below a dollar, `$12.34` above, and `n/a`
+    for an unknown cost (a model without a known price): never a guessed `$0.0000`."""
+    if cost is None:
+        return "n/a"
+    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
+
+
 def human_size(size: int) -> str:
     """A byte count as people read it: 532 B, 12.3 KB, 4.5 MB."""
     if size < 1024:

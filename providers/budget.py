@@ -13,9 +13,10 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import BudgetExceededError, LLMError
+from core.text import money
 from providers.families import MIN_REPLY, min_completion
 from providers.pricing import cache_multipliers, load_prices, lookup
-from providers.spend import WAIT, LocalRunSpend, RunSpend, usd
+from providers.spend import WAIT, LocalRunSpend, RunSpend
 
 CHARS_PER_TOKEN = 3.0  # fewer chars per token than the usual ~4: the prompt estimate errs on the high side
 PER_MESSAGE = 4
@@ -118,8 +119,8 @@ class RunBudget:
             return []
         tokens = (f"only --max-tokens-per-task ({s.max_tokens_per_task:,} tokens) limits each task"
                   if s.max_tokens_per_task else "set --max-tokens-per-task to cap the tasks by tokens")
-        return [f"no price is known for {self.model or 'the model'}: --max-cost / --max-run-cost fall back on "
-                f"tokens; {tokens} (AGENT_PRICES_FILE can add the price)"]
+        return [f"no price is known for {self.model or 'the model'}: --max-cost / --max-run-cost cannot be "
+                f"enforced and the cost shows n/a; {tokens} (AGENT_PRICES_FILE can add the price)"]
 
     def may_start(self) -> bool:
         """False (and counted as skipped) once the run's cap has been reached."""
@@ -150,9 +151,9 @@ class RunBudget:
             self.spend_wait()  # it fits unless the calls in flight cost all their estimates allow; they rarely do
         if held is None:
             t = self.spend.totals()
-            reason = (f"the run's cost cap of {usd(cap)} (--max-run-cost) was reached: {usd(t.spent)} spent, "
-                      f"{usd(max(cap - t.spent - t.reserved, 0.0))} left; the next call would have cost at least "
-                      f"{usd(least + fit.keep)}")
+            reason = (f"the run's cost cap of {money(cap)} (--max-run-cost) was reached: {money(t.spent)} spent, "
+                      f"{money(max(cap - t.spent - t.reserved, 0.0))} left; the next call would have cost at least "
+                      f"{money(least + fit.keep)}")
             self.spend.stop_new(reason)
             return reason, 0.0, 0
         return None, held, min(want_tokens, int((held - fit.prompt) // fit.per_token) if fit.per_token else want_tokens)
@@ -228,9 +229,9 @@ class TaskBudget:
         cost_fit = self._cost_fit(prompt, price, least, final, left=(s.max_cost or 0.0) - self.cost)
         if s.max_cost is not None and cost_fit is not None:
             if cost_fit.tokens() < least:
-                return 0, (f"the task's cost cap of {usd(s.max_cost)} (--max-cost) was reached: {usd(self.cost)} "
-                           f"spent, {usd(max(cost_fit.left, 0.0))} left; the next call would have cost at least "
-                           f"{usd(cost_fit.prompt + least * cost_fit.per_token + cost_fit.keep)}"), "task"
+                return 0, (f"the task's cost cap of {money(s.max_cost)} (--max-cost) was reached: {money(self.cost)} "
+                           f"spent, {money(max(cost_fit.left, 0.0))} left; the next call would have cost at least "
+                           f"{money(cost_fit.prompt + least * cost_fit.per_token + cost_fit.keep)}"), "task"
             want = min(want, cost_fit.tokens())
         return want, None, "task"
 

@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol
 
+from core.text import money
+
 WAIT = 0.0  # reserve()'s answer "not now, but it may fit once the calls in flight settle"
 
 
@@ -78,7 +80,7 @@ class LocalRunSpend:
             self._reserved = max(self._reserved - reserved, 0.0)  # no float dust left "in flight"
             self._spent += cost
             if self.cap is not None and self._spent >= self.cap and self._exhausted is None:
-                self._exhausted = f"the run's cost cap of {usd(self.cap)} (--max-run-cost) was reached"
+                self._exhausted = f"the run's cost cap of {money(self.cap)} (--max-run-cost) was reached"
 
     def stop_new(self, reason: str) -> None:
         """Keep the first reason no task may start."""
@@ -96,8 +98,3 @@ class LocalRunSpend:
         """A consistent snapshot."""
         with self._lock:
             return SpendTotals(self._spent, self._reserved, self._exhausted, self._skipped)
-
-
-def usd(value: float) -> str:
-    """A dollar amount as the messages show it: four decimals below $10."""
-    return f"${value:.4f}" if value < 10 else f"${value:,.2f}"

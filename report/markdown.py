@@ -7,11 +7,13 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.text import money
 from report.sources import markdown_lines, run_lines, sources_cell, without_sources
 from report.stopped import is_run_line, resume_line, title
 
@@ -141,12 +143,6 @@ def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _money(cost: float | None) -> str:
-    if cost is None:
-        return "n/a"
-    return f"${cost:.4f}" if cost < 10 else f"${cost:,.2f}"
-
-
 def _cell(text: str, width: int = 70) -> str:
     one_line = " ".join(text.split())
     if len(one_line) > width:
@@ -154,9 +150,16 @@ def _cell(text: str, width: int = 70) -> str:
     return one_line.replace("|", "\\|")
 
 
-def _total_cost(records: list[TaskRecord]) -> float | None:
-    costs = [r.cost for r in records]
-    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+def tasks_count(done: int, total: Any = None) -> str:
+    """`5 tasks`, or `2 of 5 tasks` when the run had more tasks than the report holds (a stopped run)."""
+    known = int(total) if str(total or "").isdigit() else 0
+    return f"{done:,} of {plural(known, 'task')}" if known > done else plural(done, "task")
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """The sum of these costs, or None (shown `n/a`) when any of them is unknown."""
+    known = list(costs)
+    return None if any(c is None for c in known) else float(sum(c for c in known if c is not None))
 
 
 def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
@@ -170,7 +173,7 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     for r in records:
         sources = sources_cell(r.sources, without_sources(r.sourced, r.status in DONE_STATUSES))
         answer = _cell(r.answer, 50) if r.answer else "—"
-        row = (f"| {r.index} | {_cell(r.task)} | {answer} | {r.status} | {r.steps} | {r.tokens:,} | {_money(r.cost)} "
+        row = (f"| {r.index} | {_cell(r.task)} | {answer} | {r.status} | {r.steps} | {r.tokens:,} | {money(r.cost)} "
                f"| {r.seconds:.1f} | {sources} |")
         if scored:
             expected = _cell(r.expected, 40) if r.expected is not None else "—"
@@ -187,8 +190,8 @@ def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool
     for r in records:
         by_status[r.status] = by_status.get(r.status, 0) + 1
     when = meta.get("finished") or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    parts = [f"{len(records)} tasks"] + [f"{n} {s}" for s, n in sorted(by_status.items())]
-    parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {_money(_total_cost(records))}"]
+    parts = [tasks_count(len(records), meta.get("total"))] + [f"{n} {s}" for s, n in sorted(by_status.items())]
+    parts += [f"{sum(r.tokens for r in records):,} tokens", f"cost {money(total_cost(r.cost for r in records))}"]
     models = list(dict.fromkeys(m for m in [meta.get("model"), *(r.model for r in records)] if m))
     used = (" · model " if len(models) == 1 else " · models ") + ", ".join(f"`{m}`" for m in models)
     lines = [title(meta, when) + (used if models else ""), "", " · ".join(parts), ""]
@@ -226,7 +229,7 @@ def accuracy_line(records: list[TaskRecord]) -> str:
 def _from_cache(r: TaskRecord) -> str:
     if not r.cached_calls:
         return ""
-    return f" · {plural(r.cached_calls, 'call')} from the cache ({_money(r.cached_cost)} when recorded)"
+    return f" · {plural(r.cached_calls, 'call')} from the cache ({money(r.cached_cost)} when recorded)"
 
 
 def _section(r: TaskRecord) -> list[str]:
@@ -243,7 +246,7 @@ def _section(r: TaskRecord) -> list[str]:
     models = ", ".join(r.models) or "n/a"
     out += ["", f"**Stats:** {r.status} · {plural(r.steps, 'step')} · {plural(r.llm_calls, 'model call')} · "
             f"{r.tokens:,} tokens "
-            f"({r.prompt_tokens:,} prompt{_cache_note(r)} + {r.completion_tokens:,} completion) · {_money(r.cost)} · "
+            f"({r.prompt_tokens:,} prompt{_cache_note(r)} + {r.completion_tokens:,} completion) · {money(r.cost)} · "
             f"{r.seconds:.1f} s · model {models}" + _from_cache(r), ""]
     return out
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_KEY = "run"
-FIELDS = ("stopped", "resume", "stopped_at")  # report meta fields the run line carries
+FIELDS = ("stopped", "resume", "stopped_at", "total")  # report meta fields the run line carries
 
 
 def header_line(meta: dict[str, Any]) -> str:
@@ -21,7 +21,7 @@ def header_line(meta: dict[str, Any]) -> str:
     if not meta.get("stopped"):
         return ""
     line = {RUN_KEY: "stopped", "reason": str(meta["stopped"]), "resume": meta.get("resume"),
-            "stopped_at": meta.get("stopped_at")}
+            "stopped_at": meta.get("stopped_at"), "tasks": meta.get("total")}
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 
@@ -39,7 +39,8 @@ def read_header(records_file: Path) -> dict[str, str]:
         return {}
     if not is_run_line(data) or data.get(RUN_KEY) != "stopped":
         return {}
-    meta = {"stopped": data.get("reason"), "resume": data.get("resume"), "stopped_at": data.get("stopped_at")}
+    meta = {"stopped": data.get("reason"), "resume": data.get("resume"), "stopped_at": data.get("stopped_at"),
+            "total": data.get("tasks")}  # the task file's count: the report says "2 of 5 tasks"
     return {k: str(v) for k, v in meta.items() if v}
 
 

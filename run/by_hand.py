@@ -13,6 +13,7 @@ from typing import TextIO
 
 from config import Settings
 from core.errors import TaskFileError
+from core.text import money
 from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.stopping import Stopper
@@ -156,7 +157,7 @@ def _command(conv: Conversation, line: str) -> bool:
                         for s in sources) or "no sources read yet", flush=True)
     elif name == "/cost":
         cost = conv.cost()
-        print(f"{'n/a (a price is unknown)' if cost is None else f'${cost:.4f}'} over {len(conv.turns)} "
+        print(f"{money(cost)}{' (a price is unknown)' if cost is None else ''} over {len(conv.turns)} "
               "question(s)", flush=True)
     elif name == "/save" and rest.strip():
         path = Path(rest.strip()).expanduser()

@@ -7,7 +7,7 @@ import threading
 from typing import Any, TextIO
 
 from agent import Event
-from core.text import truncate_middle
+from core.text import money, truncate_middle
 from prompt.protocol import cut_at_observation
 from report.markdown import DONE_STATUSES, TaskRecord, plural
 from report.sources import WITHOUT_SOURCES, without_sources
@@ -96,9 +96,8 @@ class ConsoleReporter:
             self._progress.update(self._bar, advance=1)
         if self.quiet:
             return
-        cost = "n/a" if record.cost is None else f"${record.cost:.4f}"
         self.line(f"[{self.done}/{self.total}] {record.id}: {record.status} · {plural(record.steps, 'step')} · "
-                  f"{record.tokens:,} tokens · {cost} · {record.seconds:.1f} s" + sources_note(record))
+                  f"{record.tokens:,} tokens · {money(record.cost)} · {record.seconds:.1f} s" + sources_note(record))
         for failure in record.tool_failures:  # each failed tool call, under its task (a dead search backend shows)
             self.line(f"    step {failure.get('step')} · {failure.get('tool')} failed: {failure.get('error')}")
         if self._ticker is not None:

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 from agent import Event
 from cache.model import model_specs
 from config import Settings
+from core.text import money
 from prompt.history import HISTORY_SHARE, PastTurn, conversation_sources, follow_up_prompt
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.data import read_trace
-from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line
+from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, total_cost
 from run.batch import BatchRunner
 from run.execute import checked_models
 from run.store import Run, RunStore
@@ -133,9 +134,13 @@ class Conversation:
                                       self._history_room()) + _attached(files)
             try:
                 record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
-            except BaseException:  # LLMFatalError (a bad key): the run says it failed, the caller says why
-                run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns), cost=self.cost(),
-                           status="failed")
+            except BaseException:  # LLMFatalError (a bad key): the caller says why; a first question's run is not kept
+                if not self.turns:
+                    run.discard()
+                    self.run = None
+                else:
+                    run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns),
+                               cost=self.cost(), status="failed")
                 raise
             turn = Turn(number, question, record, [f.name for f in files])
             self.turns.append(turn)
@@ -191,8 +196,7 @@ class Conversation:
 
     def cost(self) -> float | None:
         """USD spent over every turn (a stopped one's from its trace); None when a model's price is unknown."""
-        costs = [t.record.cost for t in self.turns]
-        return None if any(c is None for c in costs) else float(sum(c for c in costs if c is not None))
+        return total_cost(t.record.cost for t in self.turns)
 
     def transcript_markdown(self) -> str:
         """The conversation as Markdown: each question, its answer and its sources, then the cost."""
@@ -208,7 +212,7 @@ class Conversation:
                 lines += ["Sources:", ""] + [f"{s.get('n')}. [{s.get('title') or s.get('url')}]({s.get('url')})"
                                              for s in read] + [""]
         cost = self.cost()
-        lines.append(f"Cost: {'n/a' if cost is None else f'${cost:.4f}'} over {len(self.turns)} question(s).")
+        lines.append(f"Cost: {money(cost)} over {len(self.turns)} question(s).")
         return "\n".join(lines) + "\n"
 
 

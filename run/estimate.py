@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from cache.store import DB_NAME, open_store
 from config import Settings
+from core.text import money
 from llm import default_model
 from providers.pricing import load_prices, lookup
 
@@ -33,15 +34,12 @@ class RunEstimate:
         """The estimate as the terminal shows it."""
         price = (f"${self.price[0]:.2f} in / ${self.price[1]:.2f} out per million tokens" if self.price
                  else "no known price (AGENT_PRICES_FILE can add it)")
-        expected = "unknown" if self.expected is None else _usd(self.expected)
-        worst = "unbounded: no cap set" if self.worst is None else _usd(self.worst)
+        expected = "unknown" if self.expected is None else money(self.expected)
+        worst = (money(self.worst) if self.worst is not None
+                 else "unknown" if self.price is None else "unbounded: no cap set")
         return [f"{self.tasks} task(s), model {self.model}, {price}",
                 f"expected cost: {expected} ({self.basis})",
                 f"worst case: {worst} ({self.worst_basis})"]
-
-
-def _usd(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def dearest_price(specs: list[str], settings: Settings) -> tuple[float, float] | None:
@@ -70,13 +68,17 @@ def per_task(model: str, settings: Settings) -> tuple[float, float, float, str]:
 def worst_case(tasks: int, price: tuple[float, float] | None, settings: Settings) -> tuple[float | None, str]:
     """The most the caps allow the run to spend, with which caps say so (None: nothing bounds it)."""
     s, bounds = settings, []
+    if price is None:  # a cost cap is checked against the price: without one, no dollar figure is true
+        tokens = (f"; --max-tokens-per-task caps each task at {s.max_tokens_per_task:,} tokens"
+                  if s.max_tokens_per_task is not None else "")
+        return None, f"no known price, so --max-cost / --max-run-cost cannot be enforced{tokens}"
     if s.max_cost is not None:
-        bounds.append((tasks * s.max_cost, f"{tasks} x --max-cost {_usd(s.max_cost)}"))
-    if s.max_tokens_per_task is not None and price is not None:
+        bounds.append((tasks * s.max_cost, f"{tasks} x --max-cost {money(s.max_cost)}"))
+    if s.max_tokens_per_task is not None:
         per = s.max_tokens_per_task * max(price) / 1_000_000
         bounds.append((tasks * per, f"{tasks} x --max-tokens-per-task {s.max_tokens_per_task:,} at the output price"))
     if s.max_run_cost is not None:
-        bounds.append((s.max_run_cost, f"--max-run-cost {_usd(s.max_run_cost)}"))
+        bounds.append((s.max_run_cost, f"--max-run-cost {money(s.max_run_cost)}"))
     if not bounds:
         return None, "set --max-cost or --max-run-cost to bound it"
     value, why = min(bounds)
@@ -91,7 +93,7 @@ def estimate(tasks: int, settings: Settings, model: str | None = None) -> RunEst
     expected = None if price is None else tasks * calls * (prompt * price[0] + reply * price[1]) / 1_000_000
     worst, worst_basis = worst_case(tasks, price, settings)
     if expected is not None and worst is not None and expected > worst:
-        expected, basis = worst, f"the caps stop it there; uncapped {_usd(expected)}: {basis}"
+        expected, basis = worst, f"the caps stop it there; uncapped {money(expected)}: {basis}"
     return RunEstimate(tasks, model, price, expected, basis, worst, worst_basis)
 
 
@@ -100,6 +102,6 @@ def unbounded_note(tasks: int, settings: Settings, model: str) -> list[str]:
     if tasks < LARGE_RUN or settings.max_cost is not None or settings.max_run_cost is not None:
         return []
     e = estimate(tasks, settings, model)
-    expected = "unknown" if e.expected is None else _usd(e.expected)
+    expected = "unknown" if e.expected is None else money(e.expected)
     return [f"{tasks} tasks and no cost cap: expected cost {expected}, worst case unbounded (--estimate tells "
             "more; --max-cost or --max-run-cost bound it)"]

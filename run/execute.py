@@ -16,7 +16,7 @@ from config import Settings
 from core.errors import LLMFatalError
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
-from report.markdown import DONE_STATUSES, records_path
+from report.markdown import DONE_STATUSES, records_path, total_cost
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
 from run.estimate import estimate, unbounded_note
@@ -51,6 +51,13 @@ class Prepared:
     answer_style: str
     run: Run
     limits: RateLimits | None = None  # the run's shared rate limiters: limits.status() says who waits, until when
+    saved: int = 0  # records this run saved; none when it fails: its setup was wrong, the run is not kept
+
+    @property
+    def cap(self) -> float | None:
+        """The run's cost cap when it can be enforced (None without one, or without a price to check it by)."""
+        budget = self.extras.budget
+        return self.settings.max_run_cost if budget is not None and budget.price is not None else None
 
 
 def execute(args: argparse.Namespace, settings: Settings) -> int:
@@ -102,11 +109,15 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
 
 
 def run_batch(args: argparse.Namespace, p: Prepared, tracing: Any = None) -> int:
-    """Run the batch; the run store's entry says how it ended (a run that raised is marked failed)."""
+    """Run the batch; the run store's entry says how it ended (a run that raised is marked failed, and one that
+    raised before saving any record is not kept: exit 2 leaves nothing behind)."""
     try:
         return _run_batch(args, p, tracing)
     except BaseException:
-        p.run.finish(tasks=len(p.tasks), answered=p.run.info.answered, cost=p.run.info.cost, status="failed")
+        if not p.saved:
+            p.run.discard()
+        else:
+            p.run.finish(tasks=len(p.tasks), answered=p.run.info.answered, cost=p.run.info.cost, status="failed")
         raise
 
 
@@ -117,34 +128,44 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
     # One web session for the run: per-host turns, robots.txt and the one headless browser, ended with the run.
     with Stopper() as stopper, mcp_session(mcp_specs), web_session(p.settings), \
-            open_results(args.output, p.tasks, resume=args.resume, meta={"model": p.spec}) as store:
+            open_results(args.output, p.tasks, resume=args.resume, meta=run_meta(p)) as store:
         todo = [t for t in p.tasks if t.key not in store.previous.kept]
         if tracing is not None:
             tracing.start_run(p.spec, len(todo))
             stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
-        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet,
-                             cap=p.settings.max_run_cost) as console:
+        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet, cap=p.cap) as console:
             notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
             for notice in notices + ([] if args.quiet else unbounded_note(len(todo), p.settings, p.spec)):
                 console.line(notice)
             console.tally.extra_from = p.limits.note if p.limits is not None else None  # rate-limit waits
             fatal = _run_tasks(args, p, store, stopper, console, todo, tracing)
+            if fatal is not None and not p.saved:  # its one line is on stderr; the setup is wrong: nothing kept
+                p.run.discard()
+                return EXIT_USAGE
             p.extras.before_close(store.meta)
             end = ending(stopper.signum, fatal, p.extras.budget, getattr(args, "argv", None))
             store.mark_end(end.meta())  # stopped: results.md, results.jsonl's first line and results.html say so
             if not todo:
                 store.render()
-    html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {"model": p.spec, **end.meta()})
-    keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), end.stopped is not None)
+    output = args.output if store.rendered else None  # stopped before any task ended: nothing was written
+    html = write_final_html(output is not None and not args.no_html, args.output, p.settings.trace_dir,
+                            {**run_meta(p), **end.meta()})
+    keep_run(p.run, output, html, list(store.records.values()), len(p.tasks), end.stopped is not None)
     if not args.quiet:
         records = list(store.records.values())
-        for notice in [f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)",
-                       *sources_summary(records), *finish_notices(store),
-                       *summary_lines(records, len(p.tasks), time.monotonic() - started, p.settings.max_run_cost,
-                                      report_paths(args.output, html), end),
+        wrote = (f"wrote {args.output} ({len(store.records)} of {len(p.tasks)} tasks)" if output
+                 else "no task finished: no report was written")
+        for notice in [wrote, *sources_summary(records), *finish_notices(store),
+                       *summary_lines(records, len(p.tasks), time.monotonic() - started, p.cap,
+                                      report_paths(output, html) if output else [], end),
                        f"run {p.run.id} kept in {p.run.dir} (python main.py runs lists every run)"]:
             console.line(notice)
     return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end)
+
+
+def run_meta(p: Prepared) -> dict[str, Any]:
+    """What the reports say of the run beyond its records: the model and how many tasks the file holds."""
+    return {"model": p.spec, "total": len(p.tasks)}
 
 
 def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
@@ -157,6 +178,7 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
     def on_record(record: Any) -> None:
         record.model = p.spec
         store.add(record)
+        p.saved += 1
         stopper.on_exit = render_stopped
         console.on_record(record)
 
@@ -175,15 +197,16 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
     return None
 
 
-def keep_run(run: Run, output: Path, html: Path | None, records: list[Any], tasks: int, stopped: bool) -> None:
+def keep_run(run: Run, output: Path | None, html: Path | None, records: list[Any], tasks: int,
+             stopped: bool) -> None:
     """Copy the records into the run's directory (so `main.py report RUN` rebuilds it after -o is reused) and
-    write its index entry: tasks, answered, cost and the reports written."""
-    if records_path(output).is_file():
+    write its index entry: tasks, answered, cost and the reports written (output None: it wrote none)."""
+    if output is not None and records_path(output).is_file():
         shutil.copyfile(records_path(output), run.records)
-    costs = [r.cost for r in records]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-    outputs = [str(p.resolve()) for p in (output, records_path(output), html) if p is not None and p.is_file()]
-    run.finish(tasks=tasks, answered=sum(r.status in DONE_STATUSES for r in records), cost=cost,
+    written = (output, records_path(output), html) if output is not None else (html,)
+    outputs = [str(p.resolve()) for p in written if p is not None and p.is_file()]
+    run.finish(tasks=tasks, answered=sum(r.status in DONE_STATUSES for r in records),
+               cost=total_cost(r.cost for r in records),
                status="stopped" if stopped else "finished", outputs=outputs)
 
 

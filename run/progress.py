@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent import Event
+from core.text import money
 from report.markdown import DONE_STATUSES, TaskRecord
 from report.sources import without_sources
 
@@ -30,11 +31,6 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} m"
 
 
-def money(cost: float) -> str:
-    """`$0.0123`, `$1.50`, `$12.34`: four decimals below a dollar, cents above."""
-    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
-
-
 class Tally:
     """The run's counts so far; `line()` is the status line."""
 
@@ -43,6 +39,7 @@ class Tally:
         self.started = clock()
         self.done = self.answered = self.failed = self.unsourced = 0
         self._finished_cost = 0.0
+        self.unpriced = False  # a call or task without a known price: the spend shows n/a, never a guess
         self._finished_tokens = 0
         self._running: dict[str, tuple[float, int]] = {}  # task id -> (cost, tokens) of its calls so far
         self._lock = threading.Lock()
@@ -55,6 +52,7 @@ class Tally:
         data: dict[str, Any] = event.data
         tokens = int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
         with self._lock:
+            self.unpriced = self.unpriced or data.get("cost") is None
             cost, seen = self._running.get(task_id, (0.0, 0))
             self._running[task_id] = (cost + float(data.get("cost") or 0.0), seen + tokens)
 
@@ -68,6 +66,7 @@ class Tally:
             self.failed += not answered
             self.unsourced += without_sources(record.sourced, answered)
             self._finished_cost += record.cost or 0.0
+            self.unpriced = self.unpriced or record.cost is None
             self._finished_tokens += record.tokens
 
     def spent(self) -> tuple[float, int]:
@@ -88,7 +87,7 @@ class Tally:
     def line(self) -> str:
         """`12/40 done · 10 answered · 2 failed · 1 without sources · $0.0412 of $1.00 · 51,200 tokens · ...`."""
         cost, tokens = self.spent()
-        spend = money(cost) + (f" of {money(self.cap)} cap" if self.cap is not None else "")
+        spend = money(None if self.unpriced else cost) + (f" of {money(self.cap)} cap" if self.cap is not None else "")
         parts = [f"{self.done}/{self.total} done", f"{self.answered} answered", f"{self.failed} failed",
                  f"{self.unsourced} without sources", spend, f"{tokens:,} tokens",
                  f"{duration(self._clock() - self.started)} elapsed", f"ETA {self.eta()}"]

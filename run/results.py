@@ -63,6 +63,7 @@ class ResultsStore:
         self.records: dict[str, TaskRecord] = {**previous.errored, **previous.kept}
         self.render_every = render_every
         self.rotated: list[Path] = []
+        self.rendered = False  # this run wrote the report (the summary says "wrote" only then)
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._appended = 0
@@ -205,6 +206,7 @@ class ResultsStore:
                 os.chmod(self.report, self._modes.pop(self.report))
         except OSError as exc:  # the previous report stays as it was (atomic_write removed its temp file)
             raise ResultsWriteError(self.report, exc, len(self.records), self.records_file) from exc
+        self.rendered = True
         self._last_render = time.monotonic()
         self._render_cost = self._last_render - started
 

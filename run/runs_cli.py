@@ -10,6 +10,7 @@ from pathlib import Path
 
 from config import load_settings
 from core.errors import ConfigError
+from core.text import money
 from report.html.cli import main as report_main
 from run.store import Run, RunStore, parse_age
 
@@ -62,11 +63,10 @@ def run_line(r: Run) -> str:
     """One run as `main.py runs` lists it."""
     i = r.info
     status = "died" if i.status == "running" and r.ended else i.status  # its process is gone without a word
-    cost = "n/a" if i.cost is None else f"${i.cost:.4f}"
     title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
     outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
     return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} {f'{i.answered}/{i.tasks}':>9} "
-            f"{cost:>9}  {title}  →  {outputs}")
+            f"{money(i.cost):>9}  {title}  →  {outputs}")
 
 
 def prune(args: argparse.Namespace) -> int:

@@ -89,7 +89,8 @@ class Stopper:
             sending = threading.Thread(target=self.flush, daemon=True)
             sending.start()
             sending.join(WRITE_WAIT)
-        _say("stopped at once; the report holds every task finished so far; --resume continues")
+        _say("stopped at once; the report holds every task finished so far; --resume continues" if self.on_exit
+             else "stopped at once; no task had finished, so there is no report")
         with contextlib.suppress(Exception):
             sys.stdout.flush()
         os._exit(self.exit_code)

@@ -128,6 +128,15 @@ class Run:
         self.save()
         self.store.prune_workspaces()
 
+    def discard(self) -> None:
+        """Remove a run that ended before any of its tasks did because of its setup (a rejected key, an unknown
+        model at the first call): its directory, traces and workspace. Nothing of it is listed or kept."""
+        for path in (self.trace_dir, self.workspace, self.dir):
+            if path is not None:
+                _remove_tree(path)
+        with contextlib.suppress(OSError):
+            self.dir.parent.rmdir()  # the store's folder, when this run made it and nothing else is in it
+
     def prune(self, *, traces: bool) -> bool:
         """Remove this run's workspace (and its traces when asked); True when anything was removed."""
         removed = False

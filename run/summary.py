@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from report.markdown import DONE_STATUSES, TaskRecord, records_path
+from core.text import money
+from report.markdown import DONE_STATUSES, TaskRecord, plural, records_path, total_cost
 from report.sources import without_sources
-from run.progress import duration, money
+from run.progress import duration
 
 
 @dataclass
@@ -61,6 +62,20 @@ def report_paths(output: Path, html: Path | None) -> list[Path]:
     return [p for p in (output, html, records_path(output)) if p is not None and p.is_file()]
 
 
+def cost_line(records: list[TaskRecord], cap: float | None) -> str:
+    """`cost $0.4120 of the $1.00 cap`; `cost n/a (2 of 5 tasks without a known price; $0.0100 for the rest)`.
+
+    `cap` is the run's cost cap when it can be enforced (None without one, or without a price to check it by).
+    """
+    unpriced = sum(1 for r in records if r.cost is None)
+    if not unpriced:
+        cost = money(total_cost(r.cost for r in records))
+        return f"cost {cost}" + (f" of the {money(cap)} cap" if cap is not None else "")
+    rest = sum(r.cost or 0.0 for r in records)
+    return (f"cost n/a ({unpriced} of {plural(len(records), 'task')} without a known price"
+            + (f"; {money(rest)} for the rest)" if rest else ")"))
+
+
 def summary_lines(records: list[TaskRecord], total: int, seconds: float, cap: float | None,
                   paths: list[Path], end: Ending) -> list[str]:
     """What the run prints at its end: counts, accuracy, cost and tokens, wall time, outliers, reports."""
@@ -76,11 +91,7 @@ def summary_lines(records: list[TaskRecord], total: int, seconds: float, cap: fl
     if graded:
         right = sum(1 for r in graded if r.correct)
         lines.append(f"accuracy: {right}/{len(graded)} = {right / len(graded):.1%}")
-    cost = sum(r.cost or 0.0 for r in records)
-    unpriced = sum(1 for r in records if r.cost is None)
-    lines.append(f"cost {money(cost)}" + (f" of the {money(cap)} cap" if cap is not None else "")
-                 + (f" ({unpriced} task(s) without a known price)" if unpriced else "")
-                 + f" · {sum(r.tokens for r in records):,} tokens ("
+    lines.append(cost_line(records, cap) + f" · {sum(r.tokens for r in records):,} tokens ("
                  f"{sum(r.prompt_tokens for r in records):,} prompt + {sum(r.completion_tokens for r in records):,}"
                  " completion)")
     if records:

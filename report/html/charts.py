@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.text import money
 from report.html.markdown import esc
 
 WIDTH, HEIGHT = 560, 140
@@ -11,7 +12,7 @@ def bar_chart(values: list[tuple[str, float, bool]], unit: str, label: str) -> s
     """One bar per (name, value, failed) in order; failed bars are drawn in the alert colour."""
     if not values:
         return f'<p class="meta">No data for {esc(label)}.</p>'
-    top = max(v for _, v, _ in values) or 1.0
+    top = max(v for _, v, _ in values)  # the axis says what the data says (a bar is drawn only above 0)
     step = min(WIDTH / len(values), 40.0)
     gap = 1.0 if step > 3 else 0.0
     bars = []
@@ -28,5 +29,5 @@ def bar_chart(values: list[tuple[str, float, bool]], unit: str, label: str) -> s
 
 def _fmt(value: float, unit: str) -> str:
     if unit == "$":
-        return f"${value:.4f}" if value < 10 else f"${value:,.2f}"
+        return money(value)
     return f"{value:g} {unit}".strip()

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.text import money
 from report.html.assets import CSS, SCRIPT
 from report.html.charts import bar_chart
 from report.html.code import arguments_html, code_css
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
+from report.markdown import tasks_count, total_cost
 from report.stopped import resume_line, title
 
 DONE = {"answered", "answered_unformatted"}
@@ -62,12 +64,6 @@ def _live_note(run: Run, version: str) -> str:
     return f'<p id="live" class="live" data-version="{esc(version)}"{done}>{text}</p>'
 
 
-def _money(cost: float | None) -> str:
-    if cost is None:
-        return "n/a"
-    return f"${cost:.4f}" if cost < 10 else f"${cost:,.2f}"
-
-
 def _tokens(t: Task) -> int:
     return int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0))
 
@@ -77,11 +73,11 @@ def _summary(run: Run, live: bool = False) -> str:
     statuses: dict[str, int] = {}
     for t in tasks:
         statuses[t.get("status", "?")] = statuses.get(t.get("status", "?"), 0) + 1
-    costs = [t.record.get("cost") for t in tasks]
-    total = None if any(c is None for c in costs) else sum(float(c) for c in costs if c is not None)
+    total = total_cost(t.record.get("cost") for t in tasks)
     models = sorted({m for t in tasks for m in t.get("models", [])} | set(_meta_models(run)))
-    cards = [("tasks", f"{len(tasks):,}"), ("tokens", f"{sum(_tokens(t) for t in tasks):,}"),
-             ("cost", _money(total)), ("task time", f"{sum(float(t.get('seconds', 0)) for t in tasks):,.1f} s")]
+    count = tasks_count(len(tasks), run.meta.get("total")).rsplit(" ", 1)[0]  # "5", or "2 of 5" for a stopped run
+    cards = [("tasks", count), ("tokens", f"{sum(_tokens(t) for t in tasks):,}"),
+             ("cost", money(total)), ("task time", f"{sum(float(t.get('seconds', 0)) for t in tasks):,.1f} s")]
     cards += [(status, f"{n:,}") for status, n in sorted(statuses.items())]
     accuracy = _accuracy(tasks)
     if accuracy:
@@ -143,10 +139,14 @@ def _charts(run: Run) -> str:
     def failed(t: Task) -> bool:
         return t.get("status") not in DONE or t.record.get("correct") is False
 
-    cost = [(f"#{t.get('index')}", float(t.record.get("cost") or 0.0), failed(t)) for t in run.tasks]
+    # A task without a known price has no bar (never a guessed $0); the caption says how many.
+    cost = [(f"#{t.get('index')}", float(t.record["cost"]), failed(t)) for t in run.tasks
+            if t.record.get("cost") is not None]
     steps = [(f"#{t.get('index')}", float(t.get("steps", 0)), failed(t)) for t in run.tasks]
+    unpriced = len(run.tasks) - len(cost)
     return ('<section class="charts"><figure>' + bar_chart(cost, "$", "cost per task")
-            + "<figcaption>Cost per task (red: failed or incorrect)</figcaption></figure><figure>"
+            + "<figcaption>Cost per task (red: failed or incorrect)"
+            + (f"; n/a for {unpriced} without a known price" if unpriced else "") + "</figcaption></figure><figure>"
             + bar_chart(steps, "steps", "steps per task") + "<figcaption>Steps per task</figcaption></figure>"
             "</section>")
 
@@ -208,7 +208,7 @@ def _row(t: Task, scored: bool = False) -> str:
             f'<td data-v="{esc(status)}" class="status s-{esc(status)}">{esc(status)}{_no_sources_tag(t)}</td>'
             f'<td class="num" data-v="{int(t.get("steps", 0))}">{int(t.get("steps", 0))}</td>'
             f'<td class="num" data-v="{_tokens(t)}">{_tokens(t):,}</td>'
-            f'<td class="num" data-v="{float(cost) if cost is not None else -1}">{_money(cost)}</td>'
+            f'<td class="num" data-v="{float(cost) if cost is not None else -1}">{money(cost)}</td>'
             f'<td class="num" data-v="{float(t.get("seconds", 0)):.3f}">{float(t.get("seconds", 0)):.1f}</td></tr>')
 
 
@@ -253,7 +253,7 @@ def _notes(notes: list[str]) -> str:
 
 def _stats(t: Task) -> str:
     return (f"{t.get('status', '')} · {t.get('steps', 0)} steps · {t.get('llm_calls', 0)} model calls · "
-            f"{_tokens(t):,} tokens · {_money(t.record.get('cost'))} · {float(t.get('seconds', 0)):.1f} s · "
+            f"{_tokens(t):,} tokens · {money(t.record.get('cost'))} · {float(t.get('seconds', 0)):.1f} s · "
             f"model {', '.join(t.get('models', [])) or 'n/a'}")
 
 
@@ -318,7 +318,7 @@ def _call_line(c: Call) -> str:
     bits = [what, c.model, f"{c.prompt_tokens:,}+{c.completion_tokens:,} tokens"]
     if c.cached_tokens:
         bits.append(f"{c.cached_tokens:,} cached")
-    bits += [_money(c.cost), f"{c.latency:.2f} s"]
+    bits += [money(c.cost), f"{c.latency:.2f} s"]
     if c.finish_reason and c.finish_reason != "stop":
         bits.append(f"finish: {c.finish_reason}")
     tags = ""
