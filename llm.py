@@ -12,7 +12,7 @@ from typing import Any
 
 from config import Settings
 from core import cancellation
-from core.chat import Completion, Message
+from core.chat import PROVIDERS, Completion, Message, split_spec
 from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError, TaskDeadlineExceeded
 from providers.breaker import ModelBreaker
 from providers.common import Backend, ChatRequest, QuotaExhaustedError, TransientError, UnsupportedParameterError
@@ -23,7 +23,7 @@ from providers.pricing import context_window as lookup
 from providers.pricing import cost_usd, load_prices
 from providers.ratelimit import RateLimits
 from providers.reachability import REFUSED_RETRY, Reachability, unreachable_reason
-from providers.registry import PROVIDERS, make_backend
+from providers.registry import make_backend
 
 # The facade: provider:model specs, retries, the unsupported-parameter memory, fallback models, cost.
 # Provider SDKs and tenacity are imported when first used (CLI start-up time matters).
@@ -62,11 +62,11 @@ _REJECTED = RejectedParams()
 
 def parse_spec(spec: str) -> tuple[str, str]:
     """Split "provider:model" (the model may contain ':'); ConfigError for an unknown provider."""
-    provider, sep, model = spec.strip().partition(":")
-    if sep and provider.lower() in PROVIDERS and model.strip():
-        return provider.lower(), model.strip()
+    provider, model = split_spec(spec)
+    if provider and model:
+        return provider, model
     guess = next((p for prefix, p in _GUESSES if spec.strip().lower().startswith(prefix)), None)
-    hint = f" (did you mean {guess}:{spec.strip()}?)" if guess and not sep else ""
+    hint = f" (did you mean {guess}:{spec.strip()}?)" if guess and ":" not in spec else ""
     raise ConfigError(f"model {spec!r} has no known provider prefix{hint}: write provider:model,"
                       f" with provider one of {', '.join(PROVIDERS)} (e.g. openai:gpt-5.4-mini)", "model")
 

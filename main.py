@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from config import load_settings, project_version
+from core.chat import split_spec
 from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
 from tools.sandbox import harden_process
 
@@ -264,7 +265,7 @@ def apply_base_url(settings: Any, base_url: str | None) -> Any:
     """--base-url sets the base URL of the selected model's provider (OpenAI-compatible by default)."""
     if not base_url:
         return settings
-    provider = (settings.model or "openai").split(":", 1)[0]
+    provider = split_spec(settings.model or "")[0]
     field = {"anthropic": "anthropic_base_url", "gemini": "gemini_base_url",
              "ollama": "ollama_base_url"}.get(provider, "openai_base_url")
     return settings.with_overrides(**{field: base_url})

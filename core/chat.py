@@ -59,3 +59,15 @@ class ChatModel(Protocol):
     ) -> Completion:
         """Return the model's reply to the messages."""
         ...
+
+
+PROVIDERS = ("openai", "anthropic", "gemini", "ollama")  # the providers a "provider:model" string may name
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """The one reading of a "provider:model" string: ("openai", "gpt-4.1-mini") for "openai:gpt-4.1-mini";
+    ("", spec) when it names no known provider ("qwen2.5:14b"). The model may hold ':' ("ollama:qwen2.5:14b")."""
+    provider, sep, model = spec.strip().partition(":")
+    if sep and provider.strip().lower() in PROVIDERS:
+        return provider.strip().lower(), model.strip()
+    return "", spec.strip()

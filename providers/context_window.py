@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from core.chat import split_spec
 from providers.pricing import load_prices, lookup
 
 DEFAULT_LOCAL_BUDGET = 32_000  # prompt tokens when --context-budget is unset (memory.DEFAULT_BUDGET)
@@ -105,7 +106,7 @@ def known_server_window(base_url: str, model: str) -> int | None:
 
 def local_window(model_spec: str, settings: Any) -> int | None:
     """The window a local model runs with: the num_ctx sent to Ollama, or what vLLM / llama.cpp report."""
-    provider, _, model = model_spec.partition(":")
+    provider, model = split_spec(model_spec)
     if provider == "ollama":
         return ollama_num_ctx(settings.ollama_base_url, model, settings.context_budget, settings.max_tokens)
     base = settings.openai_base_url

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from core.chat import split_spec
+
 # Families whose makers advise leaving temperature at the model's default: Google recommends 1.0 for
 # Gemini 3 (lower values can cause looping); Anthropic deprecated it for the models after Opus 4.6, which
 # answer "`temperature` is deprecated for this model" (older ones, e.g. claude-haiku-4-5, still take it).
@@ -36,5 +38,5 @@ MIN_REPLY, MIN_THINKING_REPLY = 256, 1024
 
 def min_completion(model: str) -> int:
     """The shortest reply budget worth paying for with this model (a spend cap refuses calls below it)."""
-    name = model.lower().partition(":")[2] or model.lower()
+    name = split_spec(model)[1].lower()
     return MIN_THINKING_REPLY if _THINKS_FIRST.search(name.removeprefix("models/")) else MIN_REPLY

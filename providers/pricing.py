@@ -7,6 +7,7 @@ import re
 from datetime import date
 from pathlib import Path
 
+from core.chat import split_spec
 from core.errors import ConfigError
 
 # model name -> (USD per 1M input tokens, USD per 1M output tokens, context window in tokens or None).
@@ -69,8 +70,6 @@ CACHE_RATES: tuple[tuple[str, float, float], ...] = (
     ("gemini", 0.10, 1.0),
 )
 
-PROVIDER_PREFIXES = ("openai", "anthropic", "gemini", "ollama")
-
 # Dated snapshots and "-latest" aliases have the price of their base model; nothing else is stripped,
 # so "gpt-4o-audio-preview" stays unknown instead of being billed as "gpt-4o".
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-latest)$")
@@ -80,9 +79,7 @@ PriceTable = dict[str, tuple[float, float, int | None]]
 
 def model_name(model_spec: str) -> str:
     """The bare, lower-case model name of a spec: "openai:gpt-4o" -> "gpt-4o"."""
-    provider, sep, rest = model_spec.partition(":")
-    name = rest if sep and provider.lower() in PROVIDER_PREFIXES else model_spec
-    return name.strip().lower().removeprefix("models/")
+    return split_spec(model_spec)[1].lower().removeprefix("models/")
 
 
 def builtin_prices(today: date | None = None) -> PriceTable:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from core import cancellation
-from core.chat import Completion
+from core.chat import Completion, split_spec
 from providers.budget import estimate_prompt_tokens
 from providers.common import Backend, ChatRequest, TransientError
 from providers.rate_headers import read_rate_headers
@@ -227,7 +227,7 @@ class LocalLimiter:
 
 def provider_of(spec: str) -> str:
     """The limiter name of a model spec: its provider ("openai:gpt-4.1-mini" -> "openai")."""
-    return spec.partition(":")[0].lower() or spec
+    return split_spec(spec)[0] or spec
 
 
 class RateLimits:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from config import Settings
+from core.chat import PROVIDERS
 from core.errors import ConfigError
 from providers.anthropic import AnthropicBackend
 from providers.common import Backend
@@ -11,7 +12,6 @@ from providers.gemini import GeminiBackend
 from providers.ollama import OllamaBackend
 from providers.openai_compat import OpenAIBackend
 
-PROVIDERS = ("openai", "anthropic", "gemini", "ollama")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 # Local servers ignore the key, but the SDK insists on one.
 LOCAL_API_KEY = "not-needed"

@@ -22,6 +22,7 @@ from typing import Any
 from agent import Event
 from cache.store import open_store
 from config import Settings
+from core.chat import split_spec
 from core.errors import ConfigError, LLMFatalError
 from report.markdown import TaskRecord
 from run.batch import BatchRunner, stage_attachment
@@ -95,7 +96,7 @@ def reachable(address: str, timeout: float = 5.0) -> None:
 
 def keys_needed(settings: Settings, specs: list[str]) -> tuple[str, ...]:
     """The *_api_key fields this run uses that the driver has: every node must have them too."""
-    providers = {spec.split(":", 1)[0] for spec in specs if spec}
+    providers = {split_spec(spec)[0] for spec in specs if spec}
     needed = [f"{p}_api_key" for p in providers if f"{p}_api_key" in SECRET_FIELDS]
     if settings.search:
         needed.append("serper_api_key")

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
 from config import Settings
-from core.chat import Completion
+from core.chat import Completion, split_spec
 from core.secrets import secret_fields, url_credentials
 
 PROJECT = "research_agent"  # the namespace of this project's own attributes
@@ -72,13 +72,13 @@ def _origin(match: re.Match[str]) -> str:
 
 def provider_of(spec: str) -> str:
     """gen_ai.system / gen_ai.provider.name for a `provider:model` spec (openai, anthropic, gcp.gemini...)."""
-    provider = spec.split(":", 1)[0] if ":" in spec else ""
+    provider = split_spec(spec)[0]
     return _PROVIDERS.get(provider, provider or "unknown")
 
 
 def model_name(spec: str) -> str:
     """The model of a `provider:model` spec."""
-    return spec.split(":", 1)[1] if ":" in spec else spec
+    return split_spec(spec)[1]
 
 
 def request_attributes(spec: str, purpose: str) -> dict[str, Any]:

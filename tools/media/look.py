@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings
-from core.chat import Completion, Message
+from core.chat import Completion, Message, split_spec
 from core.errors import ConfigError, LLMError, TaskStopError, ToolError
 from core.images import Image
 from llm import default_model
@@ -42,7 +42,7 @@ class VisionCallError(ToolError):
 def accepts_images(spec: str, settings: Settings) -> bool:
     """Whether a provider:model reads images: Claude and Gemini do, OpenAI's 4o/4.1/5/o-series do, local
     models only when their name says so (llava, *-vl, gemma3, ...)."""
-    provider, _, model = spec.partition(":")
+    provider, model = split_spec(spec)
     name = model.lower()
     if provider == "anthropic":
         return not name.startswith(("claude-2", "claude-instant"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings
-from core.chat import Completion
+from core.chat import Completion, split_spec
 from core.errors import ToolError
 from tools.base import Tool, ToolOutput
 from tools.documents.detect import sniff
@@ -80,14 +80,14 @@ class TranscribeTool(Tool):
 def transcribe_audio(settings: Settings, spec: str, data: bytes, key: str, name: str,
                      language: str | None) -> tuple[list[Segment], list[Completion]]:
     """Speech to text with `spec`, chunk by chunk (split to the endpoint's size limit), times shifted into place."""
-    provider, _, model = spec.partition(":")
+    provider, model = split_spec(spec)
     backend: Callable[..., Any]
     if provider in ("openai", "ollama"):
         backend, limit = openai_transcribe, OPENAI_LIMIT
     elif provider == "gemini":
         backend, limit = gemini_transcribe, GEMINI_LIMIT
     else:
-        raise ToolError(f"{provider} has no speech-to-text API; set AGENT_TRANSCRIBE_MODEL to an openai: or "
+        raise ToolError(f"{provider or spec} has no speech-to-text API; set AGENT_TRANSCRIBE_MODEL to an openai: or "
                         "gemini: model")
     segments, usage = [], []
     for chunk in split_audio(data, key, name, limit):
