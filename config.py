@@ -39,10 +39,17 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "temperature": (0, True), "max_retries": (0, True), "max_tokens": (1, True),
     "max_format_errors": (1, True), "scrape_max_bytes": (1, True), "python_memory_mb": (0, True),
     "host_gap": (0, True), "host_concurrency": (1, True), "browser_pages": (1, True),
+    "max_steps": (1, True), "concurrency": (1, True), "keep_workspaces": (0, True), "context_budget": (1000, True),
+    "max_cost": (0, False), "max_run_cost": (0, False), "max_tokens_per_task": (0, False), "rpm": (0, False),
+    "tpm": (0, False),
 }
+# field -> its flag in main.py, for the messages (each names the flag, its variable and the bad value)
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
-          "context_budget": "--context-budget", "host_gap": "--host-gap",
-          "search_backends": "--search-backends"}
+          "context_budget": "--context-budget", "host_gap": "--host-gap", "search_backends": "--search-backends",
+          "max_cost": "--max-cost", "max_run_cost": "--max-run-cost", "max_tokens_per_task": "--max-tokens-per-task",
+          "rpm": "--rpm", "tpm": "--tpm", "max_tokens": "--max-tokens", "keep_workspaces": "--keep-workspaces",
+          "answer_style": "--answer-style", "sandbox": "--sandbox", "verify_claims": "--verify-claims",
+          "executor": "--executor"}
 
 
 def parse_bool(value: str) -> bool:
@@ -56,10 +63,29 @@ def parse_bool(value: str) -> bool:
 
 
 def setting_name(field: str) -> str:
-    """How a user sets a field: its flag and/or environment variable."""
+    """How a user sets a field: its flag and/or environment variable(s)."""
     names = [_FLAGS[field]] if field in _FLAGS else []
-    names += [var for name, variables, _ in _ENV if name == field for var in variables[:1]]
+    names += [var for name, variables, _ in _ENV if name == field for var in variables]
     return " / ".join(names) or field
+
+
+def flag_variables() -> dict[str, str]:
+    """Each flag that sets a setting -> its environment variable (a flag's usage error names both)."""
+    return {flag: setting_name(field).split(" / ")[1] for field, flag in _FLAGS.items()}
+
+
+def _whole(value: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ValueError("expected a whole number") from None
+
+
+def _number(value: str) -> float:
+    try:
+        return float(value.strip())
+    except ValueError:
+        raise ValueError("expected a number") from None
 
 
 def check_numbers(settings: Any) -> None:
@@ -129,47 +155,47 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tavily_base_url", ("TAVILY_BASE_URL",), str),
     ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
     ("arxiv_api_url", ("ARXIV_API_URL",), str),
-    ("max_steps", ("AGENT_MAX_STEPS",), int),
-    ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), int),
-    ("task_timeout", ("AGENT_TASK_TIMEOUT",), float),
-    ("tool_timeout", ("AGENT_TOOL_TIMEOUT",), float),
-    ("context_budget", ("AGENT_CONTEXT_BUDGET",), int),
-    ("max_tokens", ("AGENT_MAX_TOKENS",), int),
-    ("temperature", ("AGENT_TEMPERATURE",), float),
-    ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), float),
-    ("max_retries", ("AGENT_MAX_RETRIES",), int),
-    ("retry_deadline", ("AGENT_RETRY_DEADLINE",), float),
-    ("max_retry_wait", ("AGENT_MAX_RETRY_WAIT",), float),
+    ("max_steps", ("AGENT_MAX_STEPS",), _whole),
+    ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), _whole),
+    ("task_timeout", ("AGENT_TASK_TIMEOUT",), _number),
+    ("tool_timeout", ("AGENT_TOOL_TIMEOUT",), _number),
+    ("context_budget", ("AGENT_CONTEXT_BUDGET",), _whole),
+    ("max_tokens", ("AGENT_MAX_TOKENS",), _whole),
+    ("temperature", ("AGENT_TEMPERATURE",), _number),
+    ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), _number),
+    ("max_retries", ("AGENT_MAX_RETRIES",), _whole),
+    ("retry_deadline", ("AGENT_RETRY_DEADLINE",), _number),
+    ("max_retry_wait", ("AGENT_MAX_RETRY_WAIT",), _number),
     ("prices_file", ("AGENT_PRICES_FILE",), Path),
-    ("concurrency", ("AGENT_CONCURRENCY",), int),
+    ("concurrency", ("AGENT_CONCURRENCY",), _whole),
     ("workspace", ("AGENT_WORKSPACE",), Path),
     ("trace_dir", ("AGENT_TRACE_DIR",), Path),
     ("runs_dir", ("AGENT_RUNS_DIR",), Path),
-    ("keep_workspaces", ("AGENT_KEEP_WORKSPACES",), int),
+    ("keep_workspaces", ("AGENT_KEEP_WORKSPACES",), _whole),
     ("answer_style", ("AGENT_ANSWER_STYLE",), str),
-    ("max_cost", ("AGENT_MAX_COST",), float),
-    ("max_run_cost", ("AGENT_MAX_RUN_COST",), float),
-    ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), int),
-    ("rpm", ("AGENT_RPM",), int),
-    ("tpm", ("AGENT_TPM",), int),
+    ("max_cost", ("AGENT_MAX_COST",), _number),
+    ("max_run_cost", ("AGENT_MAX_RUN_COST",), _number),
+    ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), _whole),
+    ("rpm", ("AGENT_RPM",), _whole),
+    ("tpm", ("AGENT_TPM",), _whole),
     ("cache_dir", ("AGENT_CACHE_DIR",), Path),
     ("cache_replay", ("AGENT_CACHE_REPLAY",), parse_bool),
-    ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), float),
-    ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), int),
+    ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), _number),
+    ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), _whole),
     ("sandbox", ("AGENT_SANDBOX",), str),
     ("python_network", ("AGENT_PYTHON_NETWORK",), parse_bool),
-    ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), int),
+    ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), _whole),
     ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), parse_bool),
-    ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), int),
-    ("scrape_timeout", ("SCRAPE_TIMEOUT",), float),
+    ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), _whole),
+    ("scrape_timeout", ("SCRAPE_TIMEOUT",), _number),
     ("search", ("AGENT_SEARCH",), parse_bool),
     ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
     ("user_agent", ("SCRAPE_USER_AGENT",), str),
     ("ignore_robots", ("SCRAPE_IGNORE_ROBOTS",), parse_bool),
-    ("host_gap", ("SCRAPE_HOST_GAP",), float),
-    ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), int),
+    ("host_gap", ("SCRAPE_HOST_GAP",), _number),
+    ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), _whole),
     ("render", ("SCRAPE_RENDER",), str),
-    ("browser_pages", ("SCRAPE_BROWSER_PAGES",), int),
+    ("browser_pages", ("SCRAPE_BROWSER_PAGES",), _whole),
     ("chromium", ("SCRAPE_CHROMIUM",), str),
     ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
     ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
@@ -317,7 +343,8 @@ def load_settings(
                 try:
                     values[name] = parse(layered[var])
                 except ValueError as exc:
-                    raise ConfigError(f"{var}={layered[var]!r} is not valid: {exc}", var) from exc
+                    raise ConfigError(f"{var}={layered[var]!r} is not valid for {setting_name(name)}: {exc}",
+                                      var) from exc
                 break
     known = {f.name for f in fields(Settings)}
     for key, value in (cli or {}).items():
@@ -330,33 +357,22 @@ def load_settings(
     return settings
 
 
-# Settings with a fixed set of values: (field, the values, the one-line error).
-_CHOICES: tuple[tuple[str, frozenset[str], str], ...] = (
-    ("answer_style", frozenset({"plain", "concise"}), "answer style must be 'plain' or 'concise'"),
-    ("sandbox", frozenset({"auto", "landlock", "bwrap", "require", "none"}),
-     "AGENT_SANDBOX must be auto, landlock, bwrap, require or none"),
-    ("otel_protocol", frozenset({"http/protobuf", "grpc"}),
-     "OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or grpc"),
-    ("verify_claims", frozenset({"off", "model"}), "--verify-claims (AGENT_VERIFY_CLAIMS) must be off or model"),
-    ("render", frozenset({"auto", "off"}), "SCRAPE_RENDER must be auto or off"),
-    ("executor", frozenset({"threads", "ray"}), "--executor (AGENT_EXECUTOR) must be threads or ray"),
+# Settings with a fixed set of values.
+_CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("answer_style", ("plain", "concise")), ("sandbox", ("auto", "landlock", "bwrap", "require", "none")),
+    ("otel_protocol", ("http/protobuf", "grpc")), ("verify_claims", ("off", "model")), ("render", ("auto", "off")),
+    ("executor", ("threads", "ray")),
 )
 
 
 def _validate(s: Settings) -> None:
-    check_numbers(s)  # NaN, zero or negative timeouts, negative retries ...
-    if s.max_steps < 1:
-        raise ConfigError("max steps must be at least 1", "max_steps")
-    if s.keep_workspaces < 0:
-        raise ConfigError("AGENT_KEEP_WORKSPACES must be 0 or more", "keep_workspaces")
-    if s.concurrency < 1:
-        raise ConfigError("concurrency must be at least 1", "concurrency")
-    if s.context_budget is not None and s.context_budget < 1000:
-        raise ConfigError("context budget must be at least 1000 tokens", "context_budget")
-    _validate_caps(s)
-    for name, allowed, message in _CHOICES:
+    check_numbers(s)  # NaN, zero or negative timeouts, steps, caps, concurrency ...
+    if s.cache_replay and s.cache_dir is None:
+        raise ConfigError("replay needs a cache directory: --replay DIR (or AGENT_CACHE_DIR)", "cache_replay")
+    for name, allowed in _CHOICES:
         if getattr(s, name) not in allowed:
-            raise ConfigError(message, name)
+            raise ConfigError(f"{setting_name(name)} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
+                              f"not {getattr(s, name)!r}", name)
     _validate_search(s)
 
 
@@ -372,15 +388,6 @@ def _validate_search(s: Settings) -> None:
         if field and not getattr(s, field):
             raise ConfigError(f"{setting_name('search_backends')} names {name} but {variable} is not set",
                               "search_backends")
-
-
-def _validate_caps(s: Settings) -> None:
-    for name in ("max_cost", "max_run_cost", "max_tokens_per_task", "rpm", "tpm"):
-        value = getattr(s, name)
-        if value is not None and value <= 0:
-            raise ConfigError(f"{name.replace('_', ' ')} must be positive", name)
-    if s.cache_replay and s.cache_dir is None:
-        raise ConfigError("replay needs a cache directory: --replay DIR (or AGENT_CACHE_DIR)", "cache_replay")
 
 
 _CHILD_ENV_NAMES = ("PATH", "LANG", "LANGUAGE", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")

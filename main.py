@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from config import load_settings, project_version
+from config import flag_variables, load_settings, project_version
 from core.chat import split_spec
+from core.cli import ArgumentParser, close_word
 from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
 from tools.sandbox import harden_process
 
@@ -68,8 +69,7 @@ def _runs(argv: list[str]) -> int:
 
 def _ui(argv: list[str]) -> int:
     """`main.py ui [--port PORT]`: the local web app, with the model, limit, tool and cache flags of `chat`."""
-    p = question_parser("chat")
-    p.prog, p.description = "main.py ui", "Serve the local web app on 127.0.0.1: ask, watch, stop, follow up."
+    p = question_parser("ui")
     p.add_argument("--port", type=int, default=8770, help="port on 127.0.0.1 (default 8770; 0: any free)")
     args = p.parse_args(argv)
     from ui.server import serve  # start-up: only this command needs it (and Starlette)
@@ -85,11 +85,12 @@ SUBCOMMANDS["ui"] = _ui
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
                                     "(and results.html). Other commands: ask, chat, runs, report, cache, "
                                     "serve-mcp, ui.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
+    p.variables = flag_variables()  # a bad value's error names the flag and its variable
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
     for title, add in (("tasks and outputs", _task_flags), ("models", _model_flags),
                        ("limits and spending", _limit_flags), ("tools and safety", _tool_flags),
@@ -114,8 +115,9 @@ def _task_flags(p: Any) -> None:
     p.add_argument("--no-trace", action="store_true", help="write no trace files")
     add_store_flags(p)
     p.add_argument("--workspace", type=Path, help="directory holding one workspace per task (default workspace/)")
-    p.add_argument("-v", "--verbose", action="store_true", help="stream each Thought / Action / Observation")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    shown = p.add_mutually_exclusive_group()  # -q -v is an error, not -v winning silently
+    shown.add_argument("-v", "--verbose", action="store_true", help="stream each Thought / Action / Observation")
+    shown.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 def add_store_flags(p: Any) -> None:
     """Flags of the run store (run/store.py), shared by a batch, ask, chat and runs."""
@@ -144,23 +146,26 @@ def _model_flags(p: Any) -> None:
     p.add_argument("--verify-claims", choices=["off", "model"],
                    help="model: the model also judges each cited claim against its source (costs a call each)")
 
-def _limit_flags(p: Any) -> None:
-    """Flags for limits and spending."""
+def _limit_flags(p: Any, batch: bool = True) -> None:
+    """Flags for limits and spending (batch: also those only a task file's run honours)."""
     p.add_argument("--max-steps", type=int, help="tool steps per task before it must answer (default 15)")
     p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (default 900)")
     p.add_argument("--context-budget", type=int, metavar="TOKENS", help="most tokens a single prompt may use")
-    p.add_argument("--concurrency", type=int, help="tasks run at once (default 1)")
+    if batch:
+        p.add_argument("--concurrency", type=int, help="tasks run at once (default 1)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost cap per task (status budget when reached)")
     p.add_argument("--max-run-cost", type=float, metavar="USD", help="cost cap of the run: no new task starts after")
     p.add_argument("--max-tokens-per-task", type=int, metavar="TOKENS", help="token cap per task")
-    p.add_argument("--executor", choices=["threads", "ray"],
-                   help="ray: run each task as a Ray task on a cluster (needs requirements-ray.txt; default threads)")
-    p.add_argument("--ray-address", metavar="ADDRESS", help="the Ray cluster to join (HOST:PORT or auto; RAY_ADDRESS); "
-                                                            "none: start a local one for the run")
+    if batch:
+        p.add_argument("--executor", choices=["threads", "ray"], help="ray: run each task as a Ray task on a "
+                       "cluster (needs requirements-ray.txt; default threads)")
+        p.add_argument("--ray-address", metavar="ADDRESS", help="the Ray cluster to join (HOST:PORT or auto; "
+                                                                "RAY_ADDRESS); none: start a local one for the run")
     p.add_argument("--rpm", type=int, help="requests per minute to each provider, shared by all tasks (AGENT_RPM)")
     p.add_argument("--tpm", type=int, help="tokens per minute to each provider, shared by all tasks (AGENT_TPM)")
-    p.add_argument("--estimate", action="store_true",
-                   help="print the tasks, model, prices, expected and worst-case cost; call no model; exit 0")
+    if batch:
+        p.add_argument("--estimate", action="store_true",
+                       help="print the tasks, model, prices, expected and worst-case cost; call no model; exit 0")
 
 def _tool_flags(p: Any) -> None:
     """Flags for tools and safety."""
@@ -187,21 +192,30 @@ def _tool_flags(p: Any) -> None:
                                                           "reach only these domains and their subdomains")
     p.add_argument("--block-domains", metavar="LIST", help="comma list of domains (and their subdomains) never reached")
 
-def _cache_flags(p: Any) -> None:
-    """Flags for cache and replay."""
+def _cache_flags(p: Any, batch: bool = True) -> None:
+    """Flags for cache and replay (batch: also --replay-trace, which re-runs a task file's task)."""
     p.add_argument("--cache", type=Path, metavar="DIR", help="answer repeated model and network calls from DIR "
                                                              "and record new ones there")
     p.add_argument("--replay", type=Path, metavar="DIR", help="answer every model and network call from the "
                                                               "cache in DIR; a call not recorded there fails")
-    p.add_argument("--replay-trace", type=Path, metavar="TRACE", help="re-run the task of a trace file with its "
-                                                                      "recorded completions; report where it diverges")
+    if batch:
+        p.add_argument("--replay-trace", type=Path, metavar="TRACE", help="re-run the task of a trace file with "
+                       "its recorded completions; report where it diverges")
+
+
+QUESTION_COMMANDS = {
+    "ask": "Answer one question with the usual tools: steps on stderr, answer and sources on stdout.",
+    "chat": "Ask questions with follow-ups; /sources, /cost, /save FILE, /exit.",
+    "ui": "Serve the local web app on 127.0.0.1: ask, watch, stop, follow up."}
 
 
 def question_parser(command: str) -> argparse.ArgumentParser:
-    """The flags of `ask` and `chat`: the batch's model, limit, tool and cache flags, without a task file."""
-    p = argparse.ArgumentParser(prog=f"main.py {command}", description=(
-        "Answer one question with the usual tools: steps on stderr, answer and sources on stdout."
-        if command == "ask" else "Ask questions with follow-ups; /sources, /cost, /save FILE, /exit."))
+    """The flags of `ask`, `chat` and `ui`: the batch's model, limit, tool and cache flags that a question honours
+    (not --concurrency, --executor, --ray-address or --replay-trace, which only a task file's run has)."""
+    p = ArgumentParser(prog=f"main.py {command}", description=QUESTION_COMMANDS[command])
+    p.variables = flag_variables()
+    p.elsewhere = dict.fromkeys(("--concurrency", "--executor", "--ray-address", "--replay-trace")
+                                + (("--estimate",) if command == "ui" else ()), "main.py TASKS")
     g = p.add_argument_group("question")
     if command == "ask":
         g.add_argument("question", help="the question")
@@ -209,11 +223,16 @@ def question_parser(command: str) -> argparse.ArgumentParser:
                        help="a file the question is about, copied into the workspace (repeatable)")
         g.add_argument("--json", action="store_true", help="print the answer's record as JSON instead")
     g.add_argument("-q", "--quiet", action="store_true", help="do not show the steps")
+    if command != "ui":
+        g.add_argument("--estimate", action="store_true", help="print the model, its price and what a question "
+                                                               "is expected to cost at most; call no model; exit 0")
     add_store_flags(g)
-    for title, add in (("models", _model_flags), ("limits and spending", _limit_flags),
-                       ("tools and safety", _tool_flags), ("cache and replay", _cache_flags)):
-        add(p.add_argument_group(title))
-    p.set_defaults(workspace=None, trace_dir=None, no_trace=False)
+    _model_flags(p.add_argument_group("models"))
+    _limit_flags(p.add_argument_group("limits and spending"), batch=False)
+    _tool_flags(p.add_argument_group("tools and safety"))
+    _cache_flags(p.add_argument_group("cache and replay"), batch=False)
+    p.set_defaults(workspace=None, trace_dir=None, no_trace=False, concurrency=None, executor=None,
+                   ray_address=None, replay_trace=None, estimate=False)
     return p
 
 
@@ -284,9 +303,19 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]](argv[1:]))
+    if argv and (command := misspelt_command(argv[0])):
+        print(f"error: {argv[0]}: no such task file or command (did you mean `main.py {command}`?)", file=sys.stderr)
+        return EXIT_USAGE
     args = parse_args(argv)
     args.argv = argv  # the command line as given: a stopped run prints it back with --resume
     return guarded(lambda: run(args, settings_from_args(args)))
+
+
+def misspelt_command(word: str) -> str | None:
+    """The command a first word that is no file is nearest to (`rnus` -> `runs`), or None."""
+    if word.startswith("-") or Path(word).suffix or Path(word).exists():
+        return None
+    return close_word(word, list(SUBCOMMANDS))
 
 
 def guarded(command: Callable[[], int]) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from cache.store import DB_NAME, CacheStore
 from config import load_settings
+from core.cli import ArgumentParser
 from core.errors import ConfigError
 from core.text import human_size, money
 
@@ -27,7 +28,7 @@ def parse_age(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The subcommand's flags."""
-    p = argparse.ArgumentParser(prog="main.py cache", description="Show, prune or clear the model/web cache.")
+    p = ArgumentParser(prog="main.py cache", description="Show, prune or clear the model/web cache.")
     p.add_argument("action", choices=["stats", "prune", "clear"])
     p.add_argument("--dir", type=Path, help="the cache directory (default: AGENT_CACHE_DIR)")
     p.add_argument("--older-than", metavar="AGE", help="prune: entries stored longer ago than this, e.g. 30d")

@@ -16,6 +16,7 @@ from core.errors import TaskFileError
 from core.text import money
 from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
+from run.estimate import estimate
 from run.stopping import Stopper
 from run.store import RunStore
 from telemetry.setup import start_tracing
@@ -76,6 +77,8 @@ def conversation(settings: Settings, kind: str) -> Iterator[Conversation]:
     tracing = start_tracing(settings)
     try:
         conv = Conversation(settings, RunStore.from_settings(settings), kind=kind, tracing=tracing)
+        for note in conv.budget.notes() if conv.budget else []:  # a cost cap no price lets it enforce
+            print(note, file=sys.stderr)
         if tracing is not None:
             tracing.start_run(conv.spec, 0)
         yield conv
@@ -85,17 +88,24 @@ def conversation(settings: Settings, kind: str) -> Iterator[Conversation]:
 
 
 def ask(args: argparse.Namespace, settings: Settings) -> int:
-    """`main.py ask QUESTION`: answer and sources (or --json, the record) on stdout; 0 when answered."""
+    """`main.py ask QUESTION`: answer and sources (or --json, the record) on stdout; 0 when answered. A question
+    that got no answer says why on stderr (so `ask ... > answer.txt` never saves a failure as an answer)."""
     files = [Path(f) for f in args.files or ()]
     for f in files:
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
+    if args.estimate:
+        return print_estimate(settings)
     with conversation(settings, "ask") as conv:
         record = _ask_once(conv, args.question, files, args.quiet)
     if args.json:
         print(json.dumps({"run": conv.id, **asdict(record)}, ensure_ascii=False, indent=1))
-    else:
+    elif record.answer:
         print(answer_text(record))
+    if not args.json and record.status not in DONE_STATUSES:  # no answer, or one from a limit: why, on stderr
+        why = f": {record.error}" if record.error else ""
+        print(answer_text(record) if not record.answer else f"(a best-effort answer: {record.status}{why})",
+              file=sys.stderr)
     if not args.quiet:
         print(f"run {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)
     if record.status == STOPPED:
@@ -105,8 +115,16 @@ def ask(args: argparse.Namespace, settings: Settings) -> int:
 
 def chat(args: argparse.Namespace, settings: Settings) -> int:
     """`main.py chat`: questions line by line (a terminal or piped stdin) until /exit or end of input."""
+    if args.estimate:
+        return print_estimate(settings)
     with conversation(settings, "chat") as conv:
         return _chat(conv, args)
+
+
+def print_estimate(settings: Settings) -> int:
+    """--estimate: the model, its price and a question's expected and worst-case cost; no model is called."""
+    print("\n".join(estimate(1, settings, noun="question").lines()))
+    return EXIT_OK
 
 
 def _chat(conv: Conversation, args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ class RunEstimate:
     basis: str
     worst: float | None
     worst_basis: str
+    noun: str = "task"  # question: `ask --estimate`, `chat --estimate` (one question)
 
     def lines(self) -> list[str]:
         """The estimate as the terminal shows it."""
@@ -37,7 +38,8 @@ class RunEstimate:
         expected = "unknown" if self.expected is None else money(self.expected)
         worst = (money(self.worst) if self.worst is not None
                  else "unknown" if self.price is None else "unbounded: no cap set")
-        return [f"{self.tasks} task(s), model {self.model}, {price}",
+        what = "1 question" if self.noun == "question" else f"{self.tasks} task(s)"
+        return [f"{what}, model {self.model}, {price}",
                 f"expected cost: {expected} ({self.basis})",
                 f"worst case: {worst} ({self.worst_basis})"]
 
@@ -85,8 +87,8 @@ def worst_case(tasks: int, price: tuple[float, float] | None, settings: Settings
     return value, f"{why}; a run may pass it by at most one call per task in flight"
 
 
-def estimate(tasks: int, settings: Settings, model: str | None = None) -> RunEstimate:
-    """The estimate for `tasks` tasks under these settings (the model is resolved, never called)."""
+def estimate(tasks: int, settings: Settings, model: str | None = None, noun: str = "task") -> RunEstimate:
+    """The estimate for `tasks` tasks (or one question) under these settings (the model is resolved, never called)."""
     model = model or default_model(settings)
     price = dearest_price([model, *settings.fallback_models], settings)
     calls, prompt, reply, basis = per_task(model, settings)
@@ -94,7 +96,7 @@ def estimate(tasks: int, settings: Settings, model: str | None = None) -> RunEst
     worst, worst_basis = worst_case(tasks, price, settings)
     if expected is not None and worst is not None and expected > worst:
         expected, basis = worst, f"the caps stop it there; uncapped {money(expected)}: {basis}"
-    return RunEstimate(tasks, model, price, expected, basis, worst, worst_basis)
+    return RunEstimate(tasks, model, price, expected, basis, worst, worst_basis, noun)
 
 
 def unbounded_note(tasks: int, settings: Settings, model: str) -> list[str]:

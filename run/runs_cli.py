@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from config import load_settings
+from core.cli import ArgumentParser
 from core.errors import ConfigError
 from core.text import money
 from report.html.cli import main as report_main
@@ -22,8 +23,8 @@ def _store(runs_dir: Path | None) -> RunStore:
 
 def build_parser() -> argparse.ArgumentParser:
     """Flags of `main.py runs` and `main.py runs prune`."""
-    p = argparse.ArgumentParser(prog="main.py runs", description="List the runs kept in the run store "
-                                "(newest first), or prune old runs' traces and workspaces.")
+    p = ArgumentParser(prog="main.py runs", description="List the runs kept in the run store "
+                       "(newest first), or prune old runs' traces and workspaces.")
     p.add_argument("--runs-dir", type=Path, metavar="DIR", help="the run store (default: AGENT_RUNS_DIR or runs/)")
     p.add_argument("--json", action="store_true", help="print each run's index entry as a JSON line")
     p.add_argument("-n", "--limit", type=int, default=50, metavar="N", help="show the newest N runs (default 50)")
@@ -32,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def prune_parser() -> argparse.ArgumentParser:
     """Flags of `main.py runs prune`."""
-    p = argparse.ArgumentParser(prog="main.py runs prune", description="Remove the traces and workspaces of "
-                                "finished runs started before the given age; their records and index stay.")
+    p = ArgumentParser(prog="main.py runs prune", description="Remove the traces and workspaces of "
+                       "finished runs started before the given age; their records and index stay.")
     p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 30d, 12h, 2w")
     p.add_argument("--runs-dir", type=Path, metavar="DIR", help="the run store (default: AGENT_RUNS_DIR or runs/)")
     return p

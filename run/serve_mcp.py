@@ -9,6 +9,7 @@ from typing import Any
 
 from cache.model import build_model, model_specs
 from config import load_settings
+from core.cli import ArgumentParser
 from core.errors import ConfigError, LLMFatalError
 from providers.ratelimit import RateLimits
 from run.batch import build_agent
@@ -17,8 +18,8 @@ from tools.web.session import web_session
 
 def build_parser() -> argparse.ArgumentParser:
     """Flags of the serve-mcp command (the model and every other setting come from the environment/.env)."""
-    p = argparse.ArgumentParser(prog="main.py serve-mcp",
-                                description="Serve the research agent over MCP (stdio by default).")
+    p = ArgumentParser(prog="main.py serve-mcp",
+                       description="Serve the research agent over MCP (stdio by default).")
     p.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on --host:PORT at /mcp instead")
     p.add_argument("--host", default="127.0.0.1", help="address for --http (default 127.0.0.1, loopback only)")
     p.add_argument("--model", help="provider:model for the research tasks (default: AGENT_MODEL or auto)")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.cli import ArgumentParser
 from report.html import write_html
 from report.markdown import TaskRecord, atomic_write, read_records, render_markdown
 from report.note import read_note
@@ -15,8 +16,8 @@ from report.stopped import read_header
 
 def build_parser() -> argparse.ArgumentParser:
     """Flags of the report command."""
-    p = argparse.ArgumentParser(prog="main.py report",
-                                description="Rebuild results.html (and results.md) from a run's records and traces.")
+    p = ArgumentParser(prog="main.py report",
+                       description="Rebuild results.html (and results.md) from a run's records and traces.")
     p.add_argument("records", type=Path, help="the run's records file (results.jsonl), or a run id or folder of "
                                              "the run store (see main.py runs; --runs-dir DIR names the store)")
     p.add_argument("-o", "--output", type=Path, help="HTML path (default: beside the records, .html)")
