@@ -276,8 +276,10 @@ class _Run:
             "duration": 0.0, "error": "format"}))
         if self.format_errors >= self.agent.max_format_errors:
             self.result.status = ERROR
+            first = message.strip().splitlines()[0]  # its whole sentences, without the format reminder's "...:"
+            problem = first if first.endswith((".", "?", "!")) else first[: first.rfind(". ") + 1] or first
             self.result.error = (f"the model did not follow the ReAct format {self.format_errors} times "
-                                 f"in a row; last problem: {message.splitlines()[0]}")
+                                 f"in a row; last problem: {problem}")
 
     def finish_from_gathered(self, status: str) -> None:
         """Out of steps or time: one last call that must answer from what was gathered."""

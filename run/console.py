@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from typing import Any, TextIO
@@ -96,7 +97,8 @@ class ConsoleReporter:
             self._progress.update(self._bar, advance=1)
         if self.quiet:
             return
-        self.line(f"[{self.done}/{self.total}] {record.id}: {record.status} · {plural(record.steps, 'step')} · "
+        self.line(f"[{self.done}/{self.total}] {record.id}: {record.status}{reason_clause(record)} · "
+                  f"{plural(record.steps, 'step')} · "
                   f"{record.tokens:,} tokens · {money(record.cost)} · {record.seconds:.1f} s" + sources_note(record))
         for failure in record.tool_failures:  # each failed tool call, under its task (a dead search backend shows)
             self.line(f"    step {failure.get('step')} · {failure.get('tool')} failed: {failure.get('error')}")
@@ -114,6 +116,21 @@ def _status_column(tally: Tally) -> Any:
             return Text(tally.line())
 
     return StatusColumn()
+
+
+REASON_CHARS = 160  # the reason on a task's line is cut here, at a word; the report keeps it whole
+_ENDED_BY = {"error": "", "budget": "a spend cap was reached", "time_limit": "the task's time limit was reached"}
+
+
+def reason_clause(record: TaskRecord) -> str:
+    """` (why)` for a task that ended in error, on a spend cap or at its time limit: the reason's first clause."""
+    if record.status not in _ENDED_BY:
+        return ""
+    text = (record.error or _ENDED_BY[record.status]).strip()
+    clause = re.split(r"; |\. |\n", text, maxsplit=1)[0].rstrip(".") if text else "no reason was recorded"
+    if len(clause) > REASON_CHARS:
+        clause = clause[:REASON_CHARS].rsplit(" ", 1)[0] + " …"
+    return f" ({clause})"
 
 
 def sources_note(record: TaskRecord) -> str:
