@@ -1,7 +1,9 @@
-"""Task files: the Task type, its resume key, and parsing of .txt, .jsonl and .json files or stdin."""
+"""Task files: the Task type, its resume key, and parsing of .txt, .jsonl, .json, .csv and .tsv files or stdin."""
 
 from __future__ import annotations
 
+import codecs
+import csv
 import hashlib
 import io
 import json
@@ -17,6 +19,10 @@ from core.errors import TaskFileError
 from tasks.gaia import parquet_rows
 
 STDIN = Path("-")
+TEXT_SUFFIXES = ("", ".txt", ".text", ".md")  # tasks separated by blank lines
+TABLES = {".csv": ",", ".tsv": "\t"}  # one question a row, with a header naming a question column
+FORMATS = (".txt (tasks separated by blank lines), .jsonl or .json question sets, .csv or .tsv with a question "
+           "column, GAIA's .parquet, or - for stdin")
 # A file this large is almost certainly not meant as one batch; main.py warns but still runs it.
 LARGE_TASK_COUNT = 100_000
 
@@ -80,24 +86,54 @@ def read_task_file(path: Path) -> str:
             data = path.read_bytes()
         except OSError as exc:
             raise TaskFileError(path, f"cannot read it ({exc.strerror})") from exc
-    if b"\x00" in data[:8192]:
-        raise TaskFileError(path, "looks like a binary file, expected text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise TaskFileError(path, "is not UTF-8 text") from exc
+    text = decode_text(path, data)
     if not text.strip():
         raise TaskFileError(path, "contains no tasks")
     return text
 
 
+def decode_text(path: Path, data: bytes) -> str:
+    """A task file's bytes as text: UTF-8 (with or without BOM) or UTF-16; TaskFileError naming the line and the
+    byte of a file in another encoding (a Latin-1 export), and for a binary file."""
+    utf16 = _utf16(data)
+    if utf16:
+        try:
+            return data.decode(utf16)
+        except UnicodeDecodeError as exc:
+            raise TaskFileError(path, "looks like UTF-16 text but cannot be decoded; save it as UTF-8") from exc
+    if b"\x00" in data[:8192]:
+        raise TaskFileError(path, "looks like a binary file, expected text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise TaskFileError(path, f"is not UTF-8 text (line {line} has byte 0x{data[exc.start]:02x}: a Latin-1 or "
+                                  "Windows-1252 file?); save it as UTF-8") from exc
+
+
+def _utf16(data: bytes) -> str | None:
+    """"utf-16" for a file with a UTF-16 byte-order mark, "utf-16-le"/"-be" for one without that reads as such."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    head = data[:8192]
+    if len(head) >= 4 and len(head) % 2 == 0:
+        for zeros, text, name in ((head[1::2], head[0::2], "utf-16-le"), (head[0::2], head[1::2], "utf-16-be")):
+            if not zeros.strip(b"\x00") and b"\x00" not in text:
+                return name
+    return None
+
+
 def load_tasks(path: Path, attachments: Path | None = None) -> list[Task]:
-    """Read and parse a task file: .txt blocks, a .jsonl question set or a .json array of questions.
+    """Read and parse a task file: .txt blocks, a .jsonl question set, a .json array of questions, a .csv or
+    .tsv table with a question column; any other extension is refused naming these (never run as one task).
 
     Attachment paths are relative to `attachments` (default: the question set's folder) and must stay in it.
     """
-    if path.suffix.lower() == ".parquet":  # GAIA's metadata.parquet (tasks/gaia.py), checked as a .jsonl set
+    suffix = "" if path == STDIN else path.suffix.lower()
+    if suffix == ".parquet":  # GAIA's metadata.parquet (tasks/gaia.py), checked as a .jsonl set
         return parse_records(parquet_rows(path), path, attachments if attachments is not None else path.parent)
+    if suffix not in (*TEXT_SUFFIXES, ".jsonl", ".json", *TABLES) and path.exists():
+        raise TaskFileError(path, f"is not a task file format this reads ({suffix}); use {FORMATS}")
     text = read_task_file(path)
     kind = _kind(path, text)
     if attachments is None:
@@ -106,6 +142,8 @@ def load_tasks(path: Path, attachments: Path | None = None) -> list[Task]:
         tasks = parse_jsonl_tasks(text, path, attachments)
     elif kind == "json":
         tasks = parse_json_tasks(text, path, attachments)
+    elif kind in TABLES:
+        tasks = parse_table_tasks(text, path, attachments, TABLES[kind])
     else:
         tasks = parse_text_tasks(text, path)
     if not tasks:
@@ -117,7 +155,8 @@ def _kind(path: Path, text: str) -> str:
     if path == STDIN:
         first = text.lstrip()[:1]
         return {"{": "jsonl", "[": "json"}.get(first, "txt")
-    return {".jsonl": "jsonl", ".json": "json"}.get(path.suffix.lower(), "txt")
+    suffix = path.suffix.lower()
+    return {".jsonl": "jsonl", ".json": "json"}.get(suffix, suffix if suffix in TABLES else "txt")
 
 
 def parse_text_tasks(text: str, path: Path = Path("tasks.txt")) -> list[Task]:
@@ -173,6 +212,21 @@ def parse_json_tasks(text: str, path: Path, attachments: Path | None = None) -> 
         raise TaskFileError(path, f"expected a JSON array of question objects, got {type(data).__name__}")
     base = attachments if attachments is not None else path.parent
     return _parse_entries(enumerate(data, start=1), path, base, "item", lambda item: item)
+
+
+def parse_table_tasks(text: str, path: Path, attachments: Path | None = None, delimiter: str = ",") -> list[Task]:
+    """Tasks from a .csv or .tsv table: a header row naming a `question` column (and optionally `id`, `answer`,
+    `file`, `level`, read as in a .jsonl set), then a question a row; empty cells are left out."""
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns = [c.strip() for c in reader.fieldnames or []]
+    if not any(c in _FIELDS["question"] for c in columns):
+        raise TaskFileError(path, f"has no question column (its header: {', '.join(columns)[:200] or 'none'}); "
+                                  "name one column `question`")
+    reader.fieldnames = columns
+    rows = ((reader.line_num, {k: v.strip() for k, v in row.items() if k and isinstance(v, str) and v.strip()})
+            for row in reader)
+    base = attachments if attachments is not None else path.parent
+    return _parse_entries(rows, path, base, "line", lambda row: row)
 
 
 def parse_records(rows: list[dict[str, Any]], path: Path, attachments: Path | None = None) -> list[Task]:
