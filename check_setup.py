@@ -156,8 +156,8 @@ def check_search(settings: Any, offline: bool) -> Check:
             backend.search("Python programming language", 1)
             answered.append(backend.label)
             break
-        except SearchBackendError as exc:
-            failed.append(f"{backend.label} search failed: {exc}")
+        except SearchBackendError as exc:  # its message may name the backend already ("DuckDuckGo search failed")
+            failed.append(str(exc) if str(exc).startswith(backend.label) else f"{backend.label} search failed: {exc}")
     if not answered:
         return Check("search", FAIL, f"{order}; {' '.join(failed)[:400]}",
                      "fix the network (DNS, proxy, firewall), the keys or SEARCH_BACKENDS; without search every "

@@ -228,8 +228,9 @@ def account_level_error(info: ErrorInfo, ctx: ErrorContext, msg: str) -> LLMErro
 
 def _auth_message(ctx: ErrorContext, status: int, msg: str) -> str:
     what = "rejected" if status != 403 else "refused access"
-    if ctx.key_env:
-        return (f"{ctx.key_env} was {what} ({status}) by {ctx.provider}: {msg}. "
+    if ctx.key_env:  # a custom base URL's server is not the provider: name the server that said no
+        by = f"the server at {ctx.server}" if ctx.server else ctx.provider
+        return (f"{ctx.key_env} was {what} ({status}) by {by}: {msg}. "
                 f"Check {ctx.key_env} in your environment or .env file.")
     return (f"the server at {ctx.server} {what} the request ({status}): {msg}. "
             "If it needs an API key, set OPENAI_API_KEY.")

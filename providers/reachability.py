@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from core.chat import split_spec
 from core.errors import LLMError, LLMFatalError
 
 STREAK = 3
@@ -73,13 +74,13 @@ def gone_error(exc: BaseException, model: str, reason: str, seconds: float) -> S
 
 
 def unreachable_error(exc: BaseException, model: str, reason: str, streak: int = 0) -> ServerUnreachableError:
-    """The run-stopping error for an unreachable model server, naming the URL and what to check."""
+    """The run-stopping error for an unreachable model server, naming the URL and the setting that holds it."""
     url = request_url(exc) or "the configured base URL"
     when = f"{streak} model calls in a row failed: " if streak else ""
+    variable = f"{(split_spec(model)[0] or 'openai').upper()}_BASE_URL"  # the model's provider's, not every one
     return ServerUnreachableError(
         f"{when}cannot reach the model server for {model} at {url} ({reason}). Check the base URL "
-        "(--base-url, OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GEMINI_BASE_URL / OLLAMA_BASE_URL) and that "
-        "the server is running", model=model, url=url, reason=reason)
+        f"(--base-url or {variable}) and that the server is running", model=model, url=url, reason=reason)
 
 
 class Reachability:

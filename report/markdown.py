@@ -138,6 +138,9 @@ def write_results(path: Path, records: list[TaskRecord], meta: dict[str, Any] | 
     atomic_write(path, render_markdown(ordered, meta or {}))
 
 
+QUESTION_CHARS = 4_000  # the reports show this much of a task's text; results.jsonl keeps it whole
+
+
 def plural(n: int, noun: str) -> str:
     """`1 step`, `2 steps`."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
@@ -232,10 +235,19 @@ def _from_cache(r: TaskRecord) -> str:
     return f" · {plural(r.cached_calls, 'call')} from the cache ({money(r.cached_cost)} when recorded)"
 
 
+def shown_task(text: str) -> str:
+    """A task's text as results.md and results.html show it: cut after QUESTION_CHARS (a 1 MB question is kept
+    whole once, in results.jsonl, not copied into every report)."""
+    if len(text) <= QUESTION_CHARS:
+        return text
+    return f"{text[:QUESTION_CHARS]} … [{len(text) - QUESTION_CHARS:,} more characters: the whole task is in the " \
+           "records file, results.jsonl]"
+
+
 def _section(r: TaskRecord) -> list[str]:
     title = _cell(r.task.splitlines()[0], 90)
     out = [f"## {r.index}. {title}", "", "**Question**", ""]
-    out += ["> " + line if line else ">" for line in r.task.splitlines()]
+    out += ["> " + line if line else ">" for line in shown_task(r.task).splitlines()]
     out += ["", "**Answer**", "", r.answer.strip() if r.answer else f"_No answer ({r.status})._", ""]
     if r.expected is not None:
         out += [f"**Expected:** {r.expected} — {'correct' if r.correct else 'incorrect'}", ""]

@@ -104,6 +104,9 @@ def report(argv: list[str]) -> int:
     if at is None or Path(rest[at]).is_file():
         return report_main(rest)
     ref, rest = rest[at], rest[:at] + rest[at + 1:]
+    if Path(ref).suffix and not Path(ref).exists():  # results.jsonl, not a run id: say the file is missing
+        raise ConfigError(f"{ref}: no such file (a run's records file, or a run id as `main.py runs` lists them)",
+                          "records")
     run = _store(runs_dir).open(ref)
     records = run.records if run.records.is_file() else next(
         (Path(o) for o in run.info.outputs if o.endswith(".jsonl") and Path(o).is_file()), run.records)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import graphlib
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,11 +48,36 @@ class Import:
     commented: bool
 
 
+def _tracked() -> set[str] | None:
+    """The root's .py files git tracks (None outside a git checkout: then only the rule below applies)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "--", "*.py"], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {name for name in out.stdout.splitlines() if "/" not in name} if out.returncode == 0 else None
+
+
+TRACKED = _tracked()
+
+
+def users_own(path: Path) -> bool:
+    """A file at the root that is not the project's: one git does not track, or a --tools module (a top-level
+    `def tools(settings, workspace)`, as the README's my_tools.py beside main.py)."""
+    if path.parent != ROOT or path.stem in ROOT_MODULES:
+        return False
+    if TRACKED is not None and path.name not in TRACKED:
+        return True
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    return any(isinstance(node, ast.FunctionDef) and node.name == "tools" for node in tree.body)
+
+
 def _modules() -> dict[str, Path]:
     found = {}
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT)
         if SKIP & set(rel.parts[:-1]) or (len(rel.parts) > 1 and not (ROOT / rel.parts[0] / "__init__.py").exists()):
+            continue
+        if users_own(path):
             continue
         name = ".".join(rel.with_suffix("").parts)
         found[name.removesuffix(".__init__")] = path
@@ -159,7 +185,7 @@ def test_imports_inside_functions_are_rare_and_each_says_why() -> None:
 
 
 def test_the_root_holds_only_the_cards_files() -> None:
-    assert {p.stem for p in ROOT.glob("*.py")} == ROOT_MODULES
+    assert {p.stem for p in ROOT.glob("*.py") if not users_own(p)} == ROOT_MODULES
 
 
 def test_every_package_says_what_it_owns_and_may_import() -> None:

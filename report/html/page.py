@@ -16,7 +16,7 @@ from report.html.code import arguments_html, code_css
 from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
-from report.markdown import tasks_count, total_cost
+from report.markdown import shown_task, tasks_count, total_cost
 from report.stopped import resume_line, title
 
 DONE = {"answered", "answered_unformatted"}
@@ -227,7 +227,7 @@ def _task(t: Task, caps: Caps) -> str:
     parts = [f'<details class="task" id="{_anchor(t)}" data-id="{esc(t.get("id", ""))}"><summary>'
              f'{int(t.get("index", 0))}. {esc(_short(t.get("task", ""), 121))}'
              f' <span class="status s-{esc(status)}">{esc(status)}</span>{_no_sources_tag(t)}</summary>',
-             f"<h4>Question</h4><pre>{esc(t.get('task', ''))}</pre><h4>Answer</h4>{answer}"]
+             f"<h4>Question</h4><pre>{esc(shown_task(str(t.get('task', ''))))}</pre><h4>Answer</h4>{answer}"]
     if r.get("expected") is not None:
         correct = r.get("correct")
         verdict = "not scored" if correct is None else ("correct" if correct else "incorrect")
