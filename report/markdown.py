@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import secrets
-import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.files import atomic_write
 from core.text import money
+from report.paths import records_path
 from report.sources import markdown_lines, run_lines, sources_cell, without_sources
 from report.stopped import is_run_line, resume_line, title
 
@@ -73,11 +71,6 @@ class TaskRecord:
         return self.prompt_tokens + self.completion_tokens
 
 
-def records_path(results: Path) -> Path:
-    """Where the JSON-lines record of a results file lives (results.md -> results.jsonl)."""
-    return results.with_suffix(".jsonl") if results.suffix != ".jsonl" else results.with_suffix(".records.jsonl")
-
-
 def load_records(results: Path) -> dict[str, TaskRecord]:
     """Records of a previous run, keyed by task hash; unreadable lines are skipped."""
     return read_records(records_path(results))[0]
@@ -102,28 +95,6 @@ def read_records(path: Path) -> tuple[dict[str, TaskRecord], list[int]]:
             except (ValueError, KeyError, TypeError):
                 skipped.append(number)
     return out, skipped
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write text to path through a temp file and a rename, so readers never see half a file.
-
-    A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's.
-    """
-    path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"  # run/files.py removes stale ones
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def record_line(record: TaskRecord) -> str:

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from report.markdown import atomic_write
+from core.files import atomic_write
 
 FIELDS = ("skipped",)  # the report meta fields that only the run knows
 

@@ -16,7 +16,8 @@ from config import Settings
 from core.errors import LLMFatalError
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
-from report.markdown import DONE_STATUSES, records_path, total_cost
+from report.markdown import DONE_STATUSES, total_cost
+from report.paths import records_path
 from run.batch import BatchRunner
 from run.console import ConsoleReporter, sources_summary
 from run.estimate import estimate, unbounded_note

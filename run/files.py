@@ -15,8 +15,8 @@ from pathlib import Path
 
 from core.errors import OutputError
 from report.html.paths import html_path_for
-from report.markdown import records_path
 from report.note import note_path
+from report.paths import records_path
 from tasks.taskfile import STDIN, Task
 
 

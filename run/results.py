@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ResultsWriteError
+from core.files import atomic_write
 from report.html.paths import html_path_for
-from report.markdown import TaskRecord, atomic_write, read_records, record_line, records_path, render_markdown
+from report.markdown import TaskRecord, read_records, record_line, render_markdown
 from report.note import save_note
+from report.paths import records_path
 from report.stopped import header_line, read_header
 from run.files import ReportLock, prev_path, real, remove_stale_temp_files
 from tasks.taskfile import LARGE_TASK_COUNT, Task

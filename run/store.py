@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from config import Settings
 from core.errors import ConfigError
+from core.files import atomic_write
 from core.secrets import is_url_field, secret_fields
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
@@ -280,9 +281,7 @@ def _remove_tree(path: Path) -> bool:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def _now() -> datetime:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from core.text import money
-from report.markdown import DONE_STATUSES, TaskRecord, plural, records_path, total_cost
+from report.markdown import DONE_STATUSES, TaskRecord, plural, total_cost
+from report.paths import records_path
 from report.sources import without_sources
 from run.progress import duration
 

@@ -13,7 +13,8 @@ from agent import ReActAgent
 from config import Settings
 from core.chat import Message
 from core.errors import LLMFatalError
-from report.markdown import TaskRecord, load_records, records_path, write_results
+from report.markdown import TaskRecord, load_records, write_results
+from report.paths import records_path
 from run.batch import BatchRunner, TaskFileError, load_tasks, parse_text_tasks
 from tests.fakes.scripted import ScriptedLLM
 

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from core.files import atomic_write
 from report.html.data import Run, load_run
 from report.html.page import Caps, render_detail, render_page
 from report.html.paths import html_path_for
-from report.markdown import atomic_write
 
 __all__ = ["MAX_PAGE_BYTES", "build_page", "html_path_for", "write_html"]
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import ArgumentParser
+from core.files import atomic_write
 from report.html import write_html
-from report.markdown import TaskRecord, atomic_write, read_records, render_markdown
+from report.markdown import TaskRecord, read_records, render_markdown
 from report.note import read_note
 from report.stopped import read_header
 

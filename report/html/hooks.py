@@ -9,7 +9,7 @@ from typing import Any
 
 from report.html import html_path_for, write_html
 from report.html.live import LiveReport
-from report.markdown import records_path
+from report.paths import records_path
 
 
 @contextmanager

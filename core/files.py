@@ -1,0 +1,32 @@
+"""Writing a file so that no reader ever sees half of it (the reports, their records, the run store's entries)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write text to path through a temp file and a rename, so readers never see half a file.
+
+    A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's.
+    Stale temp files (`.NAME.XXXXXXXX.tmp`, left by a killed process) are run/files.py's to remove.
+    """
+    path = Path(os.path.realpath(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
