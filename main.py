@@ -14,6 +14,7 @@ from config import flag_variables, load_settings, project_version
 from core.chat import split_spec
 from core.cli import ArgumentParser, close_word
 from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
+from core.text import terminal_safe
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
@@ -323,10 +324,11 @@ def guarded(command: Callable[[], int]) -> int:
     try:
         return command()
     except (ConfigError, TaskFileError, OutputError, ResultsWriteError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_safe(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except LLMFatalError as exc:
-        print(f"error: {exc} (the run was stopped: every task would fail the same way)", file=sys.stderr)
+    except LLMFatalError as exc:  # its text may be a server's: shown with control characters escaped
+        print(f"error: {terminal_safe(str(exc))} (the run was stopped: every task would fail the same way)",
+              file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted; finished tasks are in the report (use --resume to continue)", file=sys.stderr)

@@ -1,6 +1,9 @@
-"""Small text helpers shared by the model adapters, the memory and the tools (imports nothing of ours)."""
+"""Small text helpers shared by the model adapters, the memory, the tools and the CLI (imports nothing of ours)."""
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 
 def truncate_middle(text: str, max_chars: int, note: str = "") -> str:
@@ -38,3 +41,28 @@ def human_size(size: int) -> str:
             return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:,.1f} GB"
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Control characters but newline and tab, line and paragraph separators, lone surrogates, and the explicit
+# bidirectional embeddings, overrides and isolates (they reorder what follows them on the screen).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return _NAMED_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def terminal_safe(text: str, *, one_line: bool = False) -> str:
+    """Untrusted text (a page, model output, a tool's output, a stored title) made safe to print.
+
+    Control characters are shown escaped (ESC as `\\x1b`, a carriage return as `\\r`), so text cannot move the
+    cursor, retitle the window, plant hidden links or rewrite a line printed before it; so are lone surrogates,
+    line and paragraph separators and bidirectional overrides. Newlines and tabs stay, unless `one_line`
+    (a file name, a table cell): then they are escaped too, as is every other invisible format character.
+    """
+    if not one_line:
+        return _UNSAFE.sub(lambda m: _escaped(m.group()), text.replace("\r\n", "\n"))
+    return "".join(_escaped(ch) if ch in "\n\t" or _UNSAFE.match(ch) or unicodedata.category(ch) == "Cf" else ch
+                   for ch in text)

@@ -9,11 +9,11 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from config import Settings
 from core.errors import TaskFileError
-from core.text import money
+from core.text import money, terminal_safe
 from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.estimate import estimate
@@ -47,21 +47,26 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
             line = f"  ({event.text})"
         else:
             return
-        line = " ⏎ ".join(line.rstrip().splitlines())
+        line = terminal_safe(" ⏎ ".join(line.rstrip().splitlines()), one_line=True)
         print(line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…", file=stream, flush=True)
 
     return show
 
 
 def answer_text(r: TaskRecord) -> str:
-    """The answer and its numbered sources as stdout shows them."""
+    """The answer and its numbered sources as stdout shows them (control characters shown escaped)."""
     why = f": {r.error}" if r.error and r.status != STOPPED else ""  # a stopped one: the user knows why
     missing = f"(no answer: {r.status}{why})"
-    lines = [r.answer.strip() if r.answer else missing]
+    lines = [terminal_safe(r.answer.strip() if r.answer else missing)]
     read = [s for s in r.sources if s.get("read", True)]
     if read:
-        lines += ["", "Sources:"] + [f"[{s.get('n')}] {s.get('title') or s.get('url')} — {s.get('url')}" for s in read]
+        lines += ["", "Sources:"] + [source_line(s) for s in read]
     return "\n".join(lines)
+
+
+def source_line(s: dict[str, Any], where: str = "") -> str:
+    """`[n] title — url` on one line, control characters shown escaped (a page names its own title)."""
+    return terminal_safe(f"[{s.get('n')}] {s.get('title') or s.get('url')} — {s.get('url')}{where}", one_line=True)
 
 
 def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> TaskRecord:
@@ -171,8 +176,8 @@ def _command(conv: Conversation, line: str) -> bool:
         return False
     if name == "/sources":
         sources = conv.sources()
-        print("\n".join(f"[{s['n']}] {s['title'] or s['url']} — {s['url']} (question {s['turn']})"
-                        for s in sources) or "no sources read yet", flush=True)
+        print("\n".join(source_line(s, f" (question {s['turn']})") for s in sources) or "no sources read yet",
+              flush=True)
     elif name == "/cost":
         cost = conv.cost()
         print(f"{money(cost)}{' (a price is unknown)' if cost is None else ''} over {len(conv.turns)} "

@@ -8,7 +8,7 @@ import threading
 from typing import Any, TextIO
 
 from agent import Event
-from core.text import money, truncate_middle
+from core.text import money, terminal_safe, truncate_middle
 from prompt.protocol import cut_at_observation
 from report.markdown import DONE_STATUSES, TaskRecord, plural
 from report.sources import WITHOUT_SOURCES, without_sources
@@ -58,7 +58,9 @@ class ConsoleReporter:
             self._progress.stop()
 
     def line(self, text: str) -> None:
-        """Print a line (through the progress bar when one is shown)."""
+        """Print a line (through the progress bar when one is shown), control characters shown escaped: a page,
+        a model or a tool cannot move the cursor, retitle the window or rewrite a line printed before."""
+        text = terminal_safe(text)
         with self._lock:
             if self._closed:
                 return
@@ -82,10 +84,10 @@ class ConsoleReporter:
             # what the agent used: anything after a made-up "Observation:" is never acted on
             waited = event.data.get("rate_wait") or 0.0  # the shared rate limit held the call
             note = f" (waited {waited:.1f} s for the rate limit)" if waited >= 0.1 else ""
-            self.line(f"{tag} {event.data['model']}{note}: {cut_at_observation(event.data['completion']).strip()}")
+            self.line(f"{tag} {event.data['model']}{note}: {_indented(cut_at_observation(event.data['completion']))}")
         elif event.kind == "tool_call":
             obs = truncate_middle(str(event.data.get("observation", "")), 800)
-            self.line(f"{tag} Observation: {obs}")
+            self.line(f"{tag} Observation: {_indented(obs)}")
         elif event.kind == "summary":
             self.line(f"{tag} (older steps folded into the running summary)")
 
@@ -104,6 +106,11 @@ class ConsoleReporter:
             self.line(f"    step {failure.get('step')} · {failure.get('tool')} failed: {failure.get('error')}")
         if self._ticker is not None:
             self._ticker.on_record()
+
+
+def _indented(untrusted: str) -> str:
+    """A model's or a tool's text with its later lines indented: none can pass for a line of the run's own."""
+    return "\n    ".join(terminal_safe(untrusted.strip()).splitlines())
 
 
 def _status_column(tally: Tally) -> Any:

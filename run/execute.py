@@ -14,6 +14,7 @@ from typing import Any
 from cache.model import build_models, model_specs
 from config import Settings
 from core.errors import LLMFatalError
+from core.text import terminal_safe
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES, total_cost
@@ -184,8 +185,8 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
         console.on_record(record)
 
     def on_fatal(exc: LLMFatalError) -> None:  # before the running tasks wind down: the user knows at once
-        print(f"error: {exc} (the run was stopped: every task would fail the same way)", file=sys.stderr,
-              flush=True)
+        print(f"error: {terminal_safe(str(exc))} (the run was stopped: every task would fail the same way)",
+              file=sys.stderr, flush=True)
 
     runner = runner_class(p.settings)(p.settings, p.llm, p.spec, on_record, console.on_event, p.summary_llm,
                                       p.answer_style, stop=stopper.event, write_lock=stopper.write_lock,

@@ -11,7 +11,7 @@ from pathlib import Path
 from config import load_settings
 from core.cli import ArgumentParser
 from core.errors import ConfigError
-from core.text import money
+from core.text import money, terminal_safe
 from report.html.cli import main as report_main
 from run.store import Run, RunStore, parse_age
 
@@ -61,13 +61,13 @@ def main(argv: list[str]) -> int:
 
 
 def run_line(r: Run) -> str:
-    """One run as `main.py runs` lists it."""
+    """One run as `main.py runs` lists it (run.json is stored text: control characters shown escaped)."""
     i = r.info
     status = "died" if i.status == "running" and r.ended else i.status  # its process is gone without a word
     title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
     outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
-    return (f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} {f'{i.answered}/{i.tasks}':>9} "
-            f"{money(i.cost):>9}  {title}  →  {outputs}")
+    return terminal_safe(f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} "
+                         f"{f'{i.answered}/{i.tasks}':>9} {money(i.cost):>9}  {title}  →  {outputs}", one_line=True)
 
 
 def prune(args: argparse.Namespace) -> int:

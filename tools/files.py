@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ToolError
-from core.text import human_size
+from core.text import human_size, terminal_safe
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.documents.reading import archive_document, document_from_file, page_document, page_text, read_page
 from tools.safe_open import (
     WorkspacePathError,
     open_file,
-    printable_name,
     relative_name,
     stat_entry,
     workspace_dir,
@@ -246,7 +245,7 @@ class ListFilesTool(Tool):
         if more:
             count = f"over {LIST_COUNT_LIMIT:,}" if more >= LIST_COUNT_LIMIT else f"{more:,}"
             lines.append(f"[{count} more entries not shown; list a subdirectory to see them]")
-        if any(printable_name(p) != p for e in entries for p in e.parts):
+        if any(terminal_safe(p, one_line=True) != p for e in entries for p in e.parts):
             lines.append("(control characters in names are shown escaped, e.g. \\n)")
         return "\n".join(lines)
 
@@ -261,9 +260,9 @@ class _Entry:
     target: str = ""
 
     def line(self) -> str:
-        rel = printable_name("/".join(self.parts))
+        rel = terminal_safe("/".join(self.parts), one_line=True)
         if self.kind == "link":
-            return f"{rel} -> {printable_name(self.target)}"
+            return f"{rel} -> {terminal_safe(self.target, one_line=True)}"
         if self.kind == "dir":
             return f"{rel}/"
         return f"{rel}  ({human_size(self.size)})" if self.kind == "file" else rel

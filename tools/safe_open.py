@@ -15,7 +15,6 @@ import functools
 import os
 import secrets
 import stat
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -293,19 +292,3 @@ def _write_temp(dirfd: int, name: str, data: bytes) -> str:
         os.unlink(tmp, dir_fd=dirfd)
         raise
     return tmp
-
-
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def printable_name(name: str) -> str:
-    """A file name safe to print on one line: control, format and separator characters escaped."""
-    out = []
-    for ch in name:
-        category = unicodedata.category(ch)
-        if category in ("Cc", "Cf", "Cs", "Zl", "Zp"):
-            code = ord(ch)
-            out.append(_NAMED_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"))
-        else:
-            out.append(ch)
-    return "".join(out)
