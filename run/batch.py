@@ -26,6 +26,7 @@ from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, t
 from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
+from tools.safe_open import WorkspacePathError, replace_file
 
 if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when a run exports traces
     from telemetry.otel import TaskTrace, Tracing
@@ -132,7 +133,10 @@ class BatchRunner:
         llm, summary_llm = self._task_models(traced)
         workspace = (workspace or Path("workspace") / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
-        stage_attachment(task, workspace)
+        try:
+            stage_attachment(task, workspace)
+        except WorkspacePathError as exc:
+            return unstaged_record(task, workspace, Path(str(task.file)).name, exc)
         trace = TraceWriter(self.settings.trace_dir / f"{task.id}.jsonl") if self.settings.trace_dir else None
         try:
             agent = self.agent_factory(self.settings, llm, workspace, self.model_spec,
@@ -209,13 +213,23 @@ def task_prompt(task: Task) -> str:
 
 
 def stage_attachment(task: Task, workspace: Path) -> None:
-    """Copy a task's attached file into its workspace."""
-    if task.file:
-        import shutil
+    """Copy a task's attached file into its workspace (WorkspacePathError when it cannot be placed there)."""
+    if task.file and Path(task.file).is_file():
+        stage_file(Path(task.file), workspace)
 
-        src = Path(task.file)
-        if src.is_file():
-            shutil.copy2(src, workspace / src.name)
+
+def stage_file(src: Path, workspace: Path) -> None:
+    """Copy a file the user gave into the workspace under its own name, never through what the model may have
+    planted there: a temp file renamed into place through a handle of the workspace (tools/safe_open.py), so a
+    symbolic link at that name is replaced, not followed; a directory there is a WorkspacePathError."""
+    with src.open("rb") as data:
+        replace_file(workspace, src.name, data)
+
+
+def unstaged_record(task: Task, workspace: Path, name: str, exc: WorkspacePathError) -> TaskRecord:
+    """The record of a task whose attachment could not be placed in its workspace (the task did not start)."""
+    return TaskRecord(task.key, task.id, task.index, task.text, "error", workspace=str(workspace), attachment=name,
+                      error=f"the attachment {name!r} could not be placed in the workspace: {exc}")
 
 
 def record_from_result(task: Task, result: AgentResult, workspace: Path | None = None) -> TaskRecord:

@@ -19,7 +19,6 @@ stay there). The earlier turns take at most prompt/history.py's share of the mem
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -37,12 +36,13 @@ from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, total_cost
-from run.batch import BatchRunner
+from run.batch import BatchRunner, stage_file, unstaged_record
 from run.execute import checked_models
 from run.store import Run, RunStore
 from tasks.taskfile import Task, task_key
 from tools.documents.detect import attachment_hint
 from tools.mcp import load_specs, mcp_session
+from tools.safe_open import WorkspacePathError
 from tools.web.session import web_session
 
 if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when spans are exported
@@ -168,8 +168,11 @@ class Conversation:
         workspace = settings.workspace
         assert workspace is not None  # run.apply always sets it
         workspace.mkdir(parents=True, exist_ok=True)
-        for f in files:
-            shutil.copy2(f, workspace / f.name)
+        for f in files:  # the workspace is the model's: never follow what an earlier question planted there
+            try:
+                stage_file(f, workspace)
+            except WorkspacePathError as exc:
+                return unstaged_record(task, workspace, f.name, exc)
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings), \
                 runner.task_span(task) as traced:
             record = runner.run_task(task, workspace, prompt, traced=traced)

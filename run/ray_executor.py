@@ -10,6 +10,7 @@ Ctrl-C cancels the outstanding Ray tasks. A cluster the run joined is left runni
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -37,6 +38,7 @@ from run.ray_node import (
     without_secrets,
 )
 from tasks.taskfile import Task
+from tools.safe_open import WorkspacePathError, replace_file
 
 RETRIES = 3  # Ray's retries of a task whose worker or node died; then it is recorded as failed
 POLL = 0.5  # seconds between looks at the stop flag while waiting for tasks
@@ -199,12 +201,11 @@ class RayBatchRunner(BatchRunner):
         assert self.settings.workspace is not None  # the run store's run.apply always sets it
         workspace = (self.settings.workspace / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
-        stage_attachment(task, workspace)
+        with contextlib.suppress(WorkspacePathError):  # the node staged it; this copy is for the reports
+            stage_attachment(task, workspace)
         for name, data in outcome.files.items():
-            path = (workspace / name).resolve()
-            if path.is_relative_to(workspace):  # a name from a node never leaves the task's workspace
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
+            with contextlib.suppress(WorkspacePathError):  # a name from a node never leaves the task's workspace
+                replace_file(workspace, name, data)
         record.workspace, record.node, record.files_cut = str(workspace), outcome.node or None, outcome.cut
         if self.settings.cache_dir and outcome.cache_rows:
             open_store(self.settings.cache_dir).add_rows(outcome.cache_rows)

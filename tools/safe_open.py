@@ -14,6 +14,7 @@ import errno
 import functools
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -250,8 +251,9 @@ def stat_entry(root: Path, path: str) -> os.stat_result | None:
         raise
 
 
-def replace_file(root: Path, path: str, data: bytes) -> str:
-    """Write data to a temp file beside the target, then rename it into place (never through a link)."""
+def replace_file(root: Path, path: str, data: bytes | BinaryIO) -> str:
+    """Write data (bytes, or a file to copy) to a temp file beside the target, then rename it into place: a link
+    or file planted at that name is replaced, never followed or written through."""
     parts = workspace_parts(root, path)
     if not parts:
         raise WorkspacePathError(path, f"{path!r} is a directory (the workspace itself); give a file name")
@@ -282,12 +284,15 @@ def create_new_file(root: Path, folder: str, names: Iterator[str], data: bytes) 
             os.unlink(tmp, dir_fd=dirfd)
 
 
-def _write_temp(dirfd: int, name: str, data: bytes) -> str:
+def _write_temp(dirfd: int, name: str, data: bytes | BinaryIO) -> str:
     tmp = f".{name[:80]}.{secrets.token_hex(6)}.part"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o644, dir_fd=dirfd)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                shutil.copyfileobj(data, fh, 1 << 20)
     except BaseException:
         os.unlink(tmp, dir_fd=dirfd)
         raise
