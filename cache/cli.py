@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,17 +12,7 @@ from cache.store import DB_NAME, CacheStore
 from config import load_settings
 from core.cli import ArgumentParser
 from core.errors import ConfigError
-from core.text import human_size, money
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_age(text: str) -> float:
-    """'30d', '12h', '2w', '90m' or '45s' in seconds; ValueError otherwise."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text.lower())
-    if not match:
-        raise ValueError(f"{text!r} is not an age like 30d, 12h, 2w, 90m or 45s")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+from core.text import human_size, money, parse_age
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -66,3 +66,20 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
         return _UNSAFE.sub(lambda m: _escaped(m.group()), text.replace("\r\n", "\n"))
     return "".join(_escaped(ch) if ch in "\n\t" or _UNSAFE.match(ch) or unicodedata.category(ch) == "Cf" else ch
                    for ch in text)
+
+
+_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+MAX_AGE_DAYS = 36_500  # a hundred years: any older age means "everything", and larger ones overflow dates
+
+
+def parse_age(text: str) -> float:
+    """An age such as `30d`, `12h`, `2w`, `90m` or `45s` in seconds (at most MAX_AGE_DAYS); ValueError with one
+    clear line for anything else."""
+    match = _AGE.fullmatch(text.lower())
+    if not match:
+        raise ValueError(f"{text!r} is not an age such as 30d, 12h, 2w, 90m or 45s")
+    seconds = float(match.group(1)) * _AGE_UNITS[match.group(2)]
+    if seconds > MAX_AGE_DAYS * 86400:
+        raise ValueError(f"{text!r} is more than {MAX_AGE_DAYS:,} days; give a smaller age")
+    return seconds

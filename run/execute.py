@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -201,10 +200,11 @@ def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopp
 
 def keep_run(run: Run, output: Path | None, html: Path | None, records: list[Any], tasks: int,
              stopped: bool) -> None:
-    """Copy the records into the run's directory (so `main.py report RUN` rebuilds it after -o is reused) and
-    write its index entry: tasks, answered, cost and the reports written (output None: it wrote none)."""
-    if output is not None and records_path(output).is_file():
-        shutil.copyfile(records_path(output), run.records)
+    """Copy the records and the HTML report into the run's directory (so `main.py report RUN` and the web app
+    show this run's after -o is reused) and write its index entry: tasks, answered, cost and the reports written
+    (output None: it wrote none)."""
+    if output is not None:
+        run.keep_reports(records_path(output), html)
     written = (output, records_path(output), html) if output is not None else (html,)
     outputs = [str(p.resolve()) for p in written if p is not None and p.is_file()]
     run.finish(tasks=tasks, answered=sum(r.status in DONE_STATUSES for r in records),

@@ -6,14 +6,15 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from datetime import timedelta
 from pathlib import Path
 
 from config import load_settings
 from core.cli import ArgumentParser
 from core.errors import ConfigError
-from core.text import money, terminal_safe
+from core.text import money, parse_age, terminal_safe
 from report.html.cli import main as report_main
-from run.store import Run, RunStore, parse_age
+from run.store import Run, RunStore
 
 
 def _store(runs_dir: Path | None) -> RunStore:
@@ -73,7 +74,7 @@ def run_line(r: Run) -> str:
 def prune(args: argparse.Namespace) -> int:
     """Remove old runs' traces and workspaces."""
     try:
-        age = parse_age(args.older_than)
+        age = timedelta(seconds=parse_age(args.older_than))
     except ValueError as exc:
         raise ConfigError(f"--older-than: {exc}", "older_than") from exc
     pruned = _store(args.runs_dir).prune(age)
@@ -108,10 +109,9 @@ def report(argv: list[str]) -> int:
         raise ConfigError(f"{ref}: no such file (a run's records file, or a run id as `main.py runs` lists them)",
                           "records")
     run = _store(runs_dir).open(ref)
-    records = run.records if run.records.is_file() else next(
-        (Path(o) for o in run.info.outputs if o.endswith(".jsonl") and Path(o).is_file()), run.records)
-    if not records.is_file():
-        print(f"error: run {run.id} has no records ({run.records} is missing)", file=sys.stderr)
+    if not run.records.is_file():  # only the run's own copy: run.json's outputs may name any file
+        print(f"error: run {run.id} has no records ({run.records} is missing; `main.py report FILE.jsonl` "
+              "rebuilds a report from its records file)", file=sys.stderr)
         return 2
     extra = ["--trace-dir", str(run.trace_dir)] if run.trace_dir else []
-    return report_main([str(records), *rest, *extra])
+    return report_main([str(run.records), *rest, *extra])

@@ -6,8 +6,14 @@ A run's directory holds everything it wrote that a later run must not overwrite:
         run.json        the index entry (RunInfo): id, kind, when, title, tasks, answered, cost, outputs
         settings.json   the run's settings, secrets left out (public_settings)
         results.jsonl   its task records (a batch also writes its -o report; a copy of the records lands here)
+        results.html    a batch's own copy of its HTML report (named as -o's), with results_tasks/ when it has one
         traces/         one JSONL trace per task (turn-1.jsonl ... for ask and chat)
         workspace/      one workspace per task (ask and chat share one across turns)
+
+The store trusts no run.json (a runs folder may be synced or unpacked from elsewhere): a run whose folder is a
+symbolic link, or whose run.json names another id, is skipped; its traces and workspace are used (and pruned)
+only where the store puts them, in its own folder or <--trace-dir>/<id> and <--workspace>/<id> of the settings
+it was opened with; the web app serves only the store's own copy of a report, read without following links.
 
 Use::
 
@@ -28,6 +34,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
@@ -39,11 +46,13 @@ from config import Settings
 from core.errors import ConfigError
 from core.files import atomic_write
 from core.secrets import is_url_field, secret_fields
+from tools.safe_open import WorkspacePathError, open_file
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
 KINDS = ("batch", "ask", "chat", "ui")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+_PAGE = re.compile(r"[\w.-]{1,200}\.html")  # a report page's name: no folder, no "..", only .html
+_MAX_RUN_FILE = 1 << 20  # bytes: a run.json is a few hundred
 
 
 @dataclass
@@ -61,6 +70,7 @@ class RunInfo:
     cost: float | None = 0.0  # USD; None when a model's price is unknown
     model: str | None = None
     outputs: list[str] = field(default_factory=list)  # report paths written outside the run directory
+    report: str | None = None  # the name of the run's own copy of its HTML report, in its directory
     trace_dir: str | None = None  # absolute; None: the run wrote no traces
     workspace: str | None = None  # absolute
     workspace_pruned: bool = False
@@ -69,9 +79,19 @@ class RunInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunInfo:
-        """An entry from run.json (unknown keys are ignored, so older and newer versions read each other)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        """An entry from run.json (unknown keys are ignored, so older and newer versions read each other);
+        ValueError when a known one has the wrong type or the kind or start is not one the store writes."""
+        known = {f.name: f for f in fields(cls)}
+        kept = {k: v for k, v in data.items() if k in known}
+        for name, value in kept.items():
+            if not _typed(value, str(known[name].type)):
+                raise ValueError(f"run.json: {name} is not a {known[name].type}")
+        info = cls(**kept)
+        if info.kind not in KINDS:
+            raise ValueError(f"run.json: unknown kind {info.kind!r}")
+        if datetime.fromisoformat(info.started).tzinfo is None:  # ValueError when it is not a date at all
+            raise ValueError("run.json: started has no time zone")
+        return info
 
 
 class Run:
@@ -92,13 +112,22 @@ class Run:
 
     @property
     def trace_dir(self) -> Path | None:
-        """Where the run's traces are (None: it wrote none)."""
-        return Path(self.info.trace_dir) if self.info.trace_dir else None
+        """Where the run's traces are (None: it wrote none, or run.json names a folder the store never uses)."""
+        return self._own(self.info.trace_dir, "traces", self.store.trace_root)
 
     @property
     def workspace(self) -> Path:
-        """The folder holding the run's task workspaces."""
-        return Path(self.info.workspace) if self.info.workspace else self.dir / "workspace"
+        """The folder holding the run's task workspaces (its own workspace/ when run.json names another)."""
+        return self._own(self.info.workspace, "workspace", self.store.workspace_root) or self.dir / "workspace"
+
+    def _own(self, stored: str | None, name: str, root: Path | None) -> Path | None:
+        """`stored` when it is where the store puts this run's folder `name`: <run dir>/<name>, or <root>/<id>.
+        Compared as written, never resolved, so a link cannot make a folder elsewhere pass for one of these."""
+        if not stored or not os.path.isabs(stored):
+            return None
+        path = Path(os.path.normpath(stored))
+        allowed = [self.dir / name] + ([Path(os.path.realpath(root)) / self.id] if root is not None else [])
+        return path if path in allowed else None
 
     @property
     def started(self) -> datetime:
@@ -118,6 +147,32 @@ class Run:
     def save(self) -> None:
         """Write run.json (atomically: a reader never sees half of it)."""
         _write_json(self.dir / RUN_FILE, asdict(self.info))
+
+    def keep_reports(self, records: Path, html: Path | None) -> None:
+        """Copy the run's records and its HTML report (with its per-task pages) into its own directory, so that
+        `main.py report RUN` and the web app show this run's, also after a later run reuses the same -o."""
+        if records.is_file():
+            shutil.copyfile(records, self.records)
+        if html is None or not html.is_file() or not _PAGE.fullmatch(html.name):
+            return
+        shutil.copyfile(html, self.dir / html.name)
+        details = html.with_name(f"{html.stem}_tasks")
+        if details.is_dir():
+            shutil.copytree(details, self.dir / details.name, dirs_exist_ok=True)
+        self.info.report = html.name
+
+    def report_page(self, name: str) -> bytes | None:
+        """A page of the run's own HTML report: the report itself (by its name or `results.html`) or one of its
+        `<stem>_tasks/ID.html`; read inside the store without following any link; None when there is none."""
+        page = self.info.report if self.info.report and _PAGE.fullmatch(self.info.report) else "results.html"
+        folder, _, file = name.partition("/")
+        if name not in ("results.html", page) and not (folder == page[:-5] + "_tasks" and _PAGE.fullmatch(file)):
+            return None
+        try:
+            with open_file(self.store.root, f"{self.id}/{page if '/' not in name else name}") as f:
+                return f.read()
+        except WorkspacePathError:
+            return None
 
     def finish(self, *, tasks: int, answered: int, cost: float | None, status: str = "finished",
                outputs: list[str] | None = None) -> None:
@@ -156,13 +211,17 @@ class Run:
 class RunStore:
     """The runs directory: create, list, open and prune runs. Nothing is created until a run is."""
 
-    def __init__(self, root: Path, keep_workspaces: int = 20) -> None:
+    def __init__(self, root: Path, keep_workspaces: int = 20, *, workspace_root: Path | None = None,
+                 trace_root: Path | None = None) -> None:
+        """`workspace_root` and `trace_root`: the --workspace and --trace-dir under which runs may keep theirs."""
         self.root, self.keep_workspaces = Path(root), keep_workspaces
+        self.workspace_root, self.trace_root = workspace_root, trace_root
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RunStore:
         """The store of AGENT_RUNS_DIR / --runs-dir, keeping AGENT_KEEP_WORKSPACES runs' workspaces."""
-        return cls(settings.runs_dir, settings.keep_workspaces)
+        return cls(settings.runs_dir, settings.keep_workspaces, workspace_root=settings.workspace,
+                   trace_root=settings.trace_dir)
 
     def create(self, kind: str, title: str, settings: Settings) -> Run:
         """A new run directory with its run.json and settings.json; the id is its UTC start and 6 random hex."""
@@ -192,13 +251,27 @@ class RunStore:
         return run
 
     def runs(self) -> Iterator[Run]:
-        """Every readable run in the store, in no particular order (unreadable run.json files are skipped)."""
+        """Every readable run in the store, in no particular order: folders named as run ids, not links, whose
+        run.json (not a link either) names the same id; any other entry is skipped."""
         if not self.root.is_dir():
             return
         for entry in self.root.iterdir():
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                data = json.loads((entry / RUN_FILE).read_text(encoding="utf-8"))
-                yield Run(self, entry.resolve(), RunInfo.from_json(data))
+            if RUN_ID.fullmatch(entry.name) and not entry.is_symlink():
+                with contextlib.suppress(OSError, ValueError, TypeError):
+                    yield self._load(entry)
+
+    def _load(self, directory: Path) -> Run:
+        """The run in `directory`: ValueError (or OSError) unless its run.json is a file naming its folder."""
+        fd = os.open(directory / RUN_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError(f"{directory / RUN_FILE} is not a file")
+            data = json.loads(f.read(_MAX_RUN_FILE).decode("utf-8"))
+        info = RunInfo.from_json(data)
+        real = directory.resolve()
+        if info.id != real.name:
+            raise ValueError(f"{directory / RUN_FILE} names run {info.id!r}, not its folder's")
+        return Run(self, real, info)
 
     def list_runs(self) -> list[Run]:
         """Every run, newest first."""
@@ -208,8 +281,10 @@ class RunStore:
         """A run by id, unique id prefix or directory; ConfigError naming what was tried when none matches."""
         path = Path(ref)
         if (path / RUN_FILE).is_file():
-            data = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
-            return Run(self, path.resolve(), RunInfo.from_json(data))
+            try:
+                return self._load(path)
+            except (OSError, ValueError, TypeError) as exc:
+                raise ConfigError(f"{path} is not a run this store can read ({exc})", "runs_dir") from exc
         matches = [r for r in self.runs() if r.id == str(ref)] or [r for r in self.runs() if r.id.startswith(str(ref))]
         if len(matches) == 1:
             return matches[0]
@@ -244,12 +319,16 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     return out
 
 
-def parse_age(text: str) -> timedelta:
-    """`30d`, `12h`, `2w`, `90m`, `45s` as a timedelta; ValueError otherwise."""
-    m = _DURATION.match(text)
-    if not m:
-        raise ValueError(f"{text!r} is not an age such as 30d, 12h, 2w, 90m or 45s")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+def _typed(value: Any, annotation: str) -> bool:
+    """True when a run.json value fits its RunInfo field's annotation (str, int, bool, float, list[str], | None)."""
+    if value is None:
+        return "None" in annotation
+    base = annotation.split(" | ")[0]
+    if base == "list[str]":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if base in ("int", "float"):  # a float field takes an int too; bool is an int to Python, not here
+        return isinstance(value, int if base == "int" else int | float) and not isinstance(value, bool)
+    return isinstance(value, {"str": str, "bool": bool}[base])
 
 
 def _strip_credentials(url: str) -> str:
@@ -274,7 +353,8 @@ def _process_alive(pid: int) -> bool:
 
 
 def _remove_tree(path: Path) -> bool:
-    if not path.exists():
+    """Remove a run's folder (rmtree neither follows nor deletes through a link; a link itself is left)."""
+    if path.is_symlink() or not path.exists():
         return False
     shutil.rmtree(path, ignore_errors=True)
     return True

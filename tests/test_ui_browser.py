@@ -154,6 +154,7 @@ def test_a_batch_run_in_the_list_opens_its_results_html(page: Any, app: FakeApp,
     html = tmp_path / "results.html"
     write_html(records, html, [tmp_path / "traces"])
     run = RunStore(app.runs).create("batch", "tasks.txt", Settings())
+    run.keep_reports(tmp_path / "results.jsonl", html)  # as a batch does at its end: the run's own copy
     run.finish(tasks=2, answered=2, cost=0.003, outputs=[str(html)])
     page.reload()
     page.locator("#history a", has_text="tasks.txt").click()

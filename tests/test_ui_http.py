@@ -126,6 +126,7 @@ def test_a_batch_run_opens_its_results_html(app: FakeApp, tmp_path: Path) -> Non
     (tmp_path / "results_tasks").mkdir()
     (tmp_path / "results_tasks" / "task-001.html").write_text("<p>one task's timeline</p>")
     (tmp_path / "secret.txt").write_text("not for the page")
+    run.keep_reports(tmp_path / "results.jsonl", html)  # as a batch does at its end: the run's own copy
     run.finish(tasks=2, answered=2, cost=0.01, outputs=[str(tmp_path / "results.md"), str(html)])
     item = next(i for i in _call(app, "/api/history")["items"] if i["id"] == run.id)
     assert item["kind"] == "batch" and item["answered"] == 2

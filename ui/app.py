@@ -25,13 +25,12 @@ from run.conversation import Conversation
 from run.store import Run, RunStore
 from ui.middleware import GuardMiddleware
 from ui.sessions import Busy, Hub, LiveConversation
-from ui.views import history, past_session, results_html
+from ui.views import history, past_session
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_UPLOAD = 100 * 1024 * 1024  # bytes: an attachment larger than this is refused (413)
 MAX_QUESTION = 20_000  # characters
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
-_DETAIL = re.compile(r"[\w.-]{1,200}\.html")  # a task's own page: no folder, no "..", only .html
 _RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
 
@@ -78,19 +77,14 @@ class _Routes:
         return JSONResponse(await anyio.to_thread.run_sync(past_session, run))
 
     async def results(self, request: Request) -> Response:
-        """A batch run's results.html, or one of the per-task pages a large one links (`<stem>_tasks/ID.html`)."""
+        """A batch run's own copy of results.html, or one of the per-task pages a large one links
+        (`<stem>_tasks/ID.html`): read from the run's folder in the store, never a path run.json names."""
         run = await anyio.to_thread.run_sync(self._run, request)
-        page = results_html(run) if run is not None and run.info.kind == "batch" else None
-        if page is None:
-            return _error(404, "this run wrote no results.html (rebuild it with `main.py report`)")
         name = str(request.path_params["name"])
-        folder, _, file = name.partition("/")
-        if name != "results.html" and not (folder == f"{page.stem}_tasks" and _DETAIL.fullmatch(file)):
-            return _error(404, "not a page of this run's report")
-        path = page if name == "results.html" else page.parent / folder / file
-        if not path.is_file():
-            return _error(404, "not a page of this run's report")
-        return FileResponse(path, media_type="text/html; charset=utf-8")
+        page = await anyio.to_thread.run_sync(run.report_page, name) if run and run.info.kind == "batch" else None
+        if page is None:
+            return _error(404, "no such page of this run's report (`main.py report RUN` rebuilds it)")
+        return Response(page, media_type="text/html; charset=utf-8")
 
     async def ask(self, request: Request) -> Response:
         """Start answering a question (a new conversation, or a follow-up in the page's one)."""

@@ -45,15 +45,17 @@ def answer_json(record: TaskRecord) -> dict[str, Any]:
 
 def turn_json(record: TaskRecord, trace_dir: Path | None) -> dict[str, Any]:
     """A stored question with its steps (from its trace) and its answer."""
-    trace = trace_dir / f"{record.id}.jsonl" if trace_dir else None
-    steps = read_trace(trace, record.workspace) if trace and trace.is_file() else []
+    own = trace_dir is not None and Path(record.id).name == record.id  # an id from results.jsonl names no folder
+    trace = trace_dir / f"{record.id}.jsonl" if own and trace_dir else None
+    steps = read_trace(trace, record.workspace) if trace and trace.is_file() and not trace.is_symlink() else []
     shown = [s for s in (step_json(step) for step in steps) if s is not None]
     return {"question": record.task, "attachment": None, "steps": shown, "answer": answer_json(record)}
 
 
 def past_session(run: Run) -> dict[str, Any]:
     """A stored conversation (or ask), read-only: every question with its steps and answer."""
-    records = sorted(read_records(run.records)[0].values(), key=lambda r: r.index)
+    kept = {} if run.records.is_symlink() else read_records(run.records)[0]  # the store's own file only
+    records = sorted(kept.values(), key=lambda r: r.index)
     return {"id": run.id, "kind": run.info.kind, "turns": [turn_json(r, run.trace_dir) for r in records],
             "tokens": sum(r.tokens for r in records), "cost": run.info.cost}
 
@@ -69,14 +71,3 @@ def history(store: RunStore) -> list[dict[str, Any]]:
             item["results"] = f"/runs/{run.id}/results.html"
         items.append(item)
     return items
-
-
-def results_html(run: Run) -> Path | None:
-    """A batch run's results.html: the one its outputs name, else the one beside its report."""
-    for output in run.info.outputs:
-        path = Path(output)
-        candidate = path if path.suffix == ".html" else path.with_suffix(".html")
-        if candidate.is_file():
-            return candidate
-    return None
-
