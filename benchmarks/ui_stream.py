@@ -5,10 +5,14 @@ loopback model (which answers at once), asks N questions over the HTTP API (each
 page, then an answer citing it) and prints the start-up time and the medians from posting a question to its
 first streamed step, and to its answer with the citation check. The model and the page cost ~nothing here,
 so what is left is the app, the engine and the event stream.
+
+`python benchmarks/ui_stream.py --streams 200` instead holds a question open with 200 pages streaming its events
+and prints the median time /api/history takes meanwhile (issue #34: each waiting stream held a worker thread).
 """
 
 from __future__ import annotations
 
+import socket
 import statistics
 import sys
 import tempfile
@@ -43,6 +47,34 @@ def _question(app: FakeApp, n: int) -> tuple[float, float]:
     return first, answer
 
 
+def _open_stream(app: FakeApp, key: str) -> socket.socket:
+    """A page listening to a conversation's events (the request sent, the answer left unread)."""
+    sock = socket.create_connection(("127.0.0.1", app.port), timeout=60)
+    sock.sendall(f"GET /api/events/{key} HTTP/1.1\r\nHost: 127.0.0.1:{app.port}\r\n"
+                 f"Authorization: token {app.token}\r\n\r\n".encode())
+    return sock
+
+
+def history_with_streams(streams: int, samples: int = 3) -> None:
+    """Print the median latency of /api/history while `streams` pages wait on a running question's events."""
+    with tempfile.TemporaryDirectory() as tmp, running_app(Path(tmp)) as app:
+        _call(app, "/api/history")
+        body, headers = _multipart({"question": "What does Widget Corp publish? (held)", "conversation": ""})
+        key = _call(app, "/api/ask", body, headers)["conversation"]  # its answer waits on the gate
+        socks = [_open_stream(app, key) for _ in range(streams)]
+        time.sleep(2)  # every stream is waiting now
+        times = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            _call(app, "/api/history")
+            times.append(time.perf_counter() - start)
+        app.gate.set()
+        for sock in socks:
+            sock.close()
+    print(f"/api/history with {streams} open event streams (median of {samples}): "
+          f"{statistics.median(times) * 1000:,.0f} ms (each: {', '.join(f'{t * 1000:,.0f}' for t in times)} ms)")
+
+
 def main(n: int = 20) -> None:
     """Print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,4 +91,7 @@ def main(n: int = 20) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+    if sys.argv[1:2] == ["--streams"]:
+        history_with_streams(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)

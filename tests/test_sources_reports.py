@@ -84,8 +84,9 @@ def test_results_html_shows_the_same(run: dict[str, Any]) -> None:
     html = run["html"]
     assert '<span class="tag warn">answered without sources</span>' in html
     assert "⚠ 1 of 2 answered tasks were answered without sources" in html
-    assert (f'<a href="{run["url"]}/census" rel="noopener noreferrer nofollow" target="_blank">Riverton census 2020'
-            "</a>") in html
+    # The site is on 127.0.0.1: a local address is shown, not linked (the browser would send the local pages'
+    # token cookie along to whatever listens on that port).
+    assert f'<code>{run["url"]}/census</code> Riverton census 2020' in html and f'href="{run["url"]}' not in html
     assert '<span class="no"><b>✗ fabricated</b></span>' in html and '<span class="yes"><b>✓ supported</b>' in html
     assert "<h4>Tool failures</h4>" in html and "dns error" in html
 

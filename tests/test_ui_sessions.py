@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -49,12 +50,17 @@ class FakeConversation:
 
 
 def _all(live: LiveConversation) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    while True:
-        events, over = live.wait(len(seen), 5.0)
-        seen += events
-        if over:
-            return seen
+    """Every event of the running question, read as the app's event stream reads them (in an event loop)."""
+
+    async def read() -> list[dict[str, Any]]:
+        seen: list[dict[str, Any]] = []
+        while True:
+            events, over = await live.next_events(len(seen), 5.0)
+            seen += events
+            if over:
+                return seen
+
+    return asyncio.run(read())
 
 
 def test_the_tool_call_is_shown_before_its_observation_with_usage_so_far() -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
@@ -30,6 +32,7 @@ from ui.views import history, past_session
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_UPLOAD = 100 * 1024 * 1024  # bytes: an attachment larger than this is refused (413)
 MAX_QUESTION = 20_000  # characters
+MAX_NAME_BYTES = 120  # an attachment's name is cut to this (file systems refuse names over 255 bytes)
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 _RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
@@ -87,30 +90,44 @@ class _Routes:
         return Response(page, media_type="text/html; charset=utf-8")
 
     async def ask(self, request: Request) -> Response:
-        """Start answering a question (a new conversation, or a follow-up in the page's one)."""
-        async with request.form(max_files=1, max_fields=4) as form:
-            question = str(form.get("question") or "").strip()
-            if not question or len(question) > MAX_QUESTION:
-                return _error(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
-            try:
-                live = await self._conversation(str(form.get("conversation") or ""))
-            except ConfigError as exc:
-                return _error(400, str(exc))
-            if live is None:
-                return _error(404, "that conversation is no longer running here: start a new one")
-            folder = Path(tempfile.mkdtemp(prefix="agent-ui-"))
-            try:
-                files = await _save_upload(form.get("file"), folder)
-                turn = live.start(question, files, done=lambda: shutil.rmtree(folder, ignore_errors=True))
-            except (Busy, _TooLarge) as exc:
+        """Start answering a question (a new conversation, or a follow-up in the page's one); any bad request is
+        a 4xx with one line, and leaves no upload folder and no conversation behind."""
+        folder = Path(tempfile.mkdtemp(prefix="agent-ui-"))
+        started = False
+        try:
+            async with request.form(max_files=1, max_fields=4) as form:
+                response, started = await self._ask(form, folder)
+                return response
+        except HTTPException as exc:  # a malformed or oversized form (Starlette's parser says which)
+            return _error(exc.status_code if 400 <= exc.status_code < 500 else 400, f"bad request: {exc.detail}")
+        finally:
+            if not started:  # a started question removes it when it ends
                 shutil.rmtree(folder, ignore_errors=True)
-                return _error(409 if isinstance(exc, Busy) else 413, str(exc))
-        return JSONResponse({"conversation": live.key, "turn": turn})
 
-    async def _conversation(self, key: str) -> LiveConversation | None:
-        if not key:
-            return await anyio.to_thread.run_sync(self.hub.new)  # builds and checks the models
-        return self.hub.get(key)
+    async def _ask(self, form: FormData, folder: Path) -> tuple[Response, bool]:
+        """Check the question and the upload, then start the question; the answer and whether it started."""
+        question = str(form.get("question") or "").strip()
+        if not question or len(question) > MAX_QUESTION:
+            return _error(400, f"ask a question of 1 to {MAX_QUESTION:,} characters"), False
+        try:
+            files = await _save_upload(form.get("file"), folder)
+        except _BadUpload as exc:
+            return _error(exc.status, str(exc)), False
+        key = str(form.get("conversation") or "")
+        try:
+            live = await anyio.to_thread.run_sync(self.hub.new) if not key else self.hub.get(key)
+        except ConfigError as exc:
+            return _error(400, str(exc)), False
+        if live is None:
+            return _error(404, "that conversation is no longer open here (it is kept in the history): start a "
+                               "new one"), False
+        try:
+            turn = live.start(question, files, done=lambda: shutil.rmtree(folder, ignore_errors=True))
+        except Busy as exc:
+            if not key:  # a new conversation whose first question did not start
+                self.hub.discard(live.key)
+            return _error(409, str(exc)), False
+        return JSONResponse({"conversation": live.key, "turn": turn}), True
 
     async def events(self, request: Request) -> Response:
         live = self.hub.get(request.path_params["key"])
@@ -128,10 +145,11 @@ class _Routes:
 
 
 async def _stream(live: LiveConversation) -> AsyncIterator[str]:
-    """Server-Sent Events: the question's events from the first (a page that reconnects redraws), then `end`."""
+    """Server-Sent Events: the question's events from the first (a page that reconnects redraws), then `end`.
+    It waits in the event loop: a page left open holds no worker thread."""
     seen = 0
     while True:
-        events, over = await anyio.to_thread.run_sync(live.wait, seen, 5.0)
+        events, over = await live.next_events(seen, 5.0)
         seen += len(events)
         for event in events:
             yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
@@ -142,24 +160,43 @@ async def _stream(live: LiveConversation) -> AsyncIterator[str]:
             yield ": waiting\n\n"  # a comment: finds a closed page, keeps proxies from timing out
 
 
-class _TooLarge(Exception):  # noqa: N818 (the attachment is)
-    """The attachment is larger than MAX_UPLOAD."""
+class _BadUpload(Exception):
+    """An attachment the app cannot take: `status` (413 too large, 400 otherwise) and one line saying why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 async def _save_upload(upload: object, folder: Path) -> list[Path]:
-    """The attachment saved under its own (cleaned) name in `folder`; none when no file was sent."""
+    """The attachment saved under its own (cleaned, shortened) name in `folder`; none when no file was sent."""
     filename = getattr(upload, "filename", None)
     if not filename:
         return []
-    name = _UNSAFE_NAME.sub("_", Path(str(filename).replace("\\", "/")).name).strip(" .") or "attachment"
-    target, size = folder / name, 0
-    with target.open("wb") as out:
-        while chunk := await upload.read(1 << 20):  # type: ignore[attr-defined]
-            size += len(chunk)
-            if size > MAX_UPLOAD:
-                raise _TooLarge(f"the attachment is larger than {MAX_UPLOAD // (1 << 20)} MB")
-            out.write(chunk)
+    target, size = folder / upload_name(str(filename)), 0
+    try:
+        with target.open("wb") as out:
+            while chunk := await upload.read(1 << 20):  # type: ignore[attr-defined]
+                size += len(chunk)
+                if size > MAX_UPLOAD:
+                    raise _BadUpload(413, f"the attachment is larger than {MAX_UPLOAD // (1 << 20)} MB")
+                out.write(chunk)
+    except OSError as exc:
+        raise _BadUpload(400, f"the attachment could not be saved ({exc.strerror or exc})") from exc
     return [target]
+
+
+def upload_name(filename: str) -> str:
+    """The name an attachment keeps: its last component, odd characters replaced, at most MAX_NAME_BYTES long
+    (its extension kept)."""
+    name = _UNSAFE_NAME.sub("_", Path(filename.replace("\\", "/")).name).strip(" .") or "attachment"
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or len(suffix.encode()) > 16:
+        stem, suffix = name, ""
+    suffix = f".{suffix}" if suffix else ""
+    while len((stem + suffix).encode()) > MAX_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem.strip(" .") or "attachment") + suffix
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -1,11 +1,16 @@
 """The conversations the app is running now: each question in a worker thread, its events kept for the page.
 
-This is the only state the app holds, and only while a question runs: the turns, records and traces are the
-run store's (run/conversation.py writes them), so `main.py runs` and `main.py report` see what the app did.
+This is the only state the app holds, and only while a conversation is in use: the turns, records and traces
+are the run store's (run/conversation.py writes them), so `main.py runs` and `main.py report` see what the app
+did. A page waiting for events waits in the event loop (`next_events`), holding no worker thread; a
+conversation left without a question for IDLE_SECONDS, or beyond the KEEP_IDLE most recent idle ones, is
+released (its history stays in the store).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import secrets
 import threading
@@ -27,13 +32,15 @@ class Busy(Exception):  # noqa: N818 (a state, not a failure)
 class LiveConversation:
     """One conversation of this app: the engine's Conversation and the events of its current question."""
 
-    def __init__(self, conversation: Conversation) -> None:
-        self.conversation = conversation
+    def __init__(self, conversation: Conversation, clock: Callable[[], float] = time.monotonic) -> None:
+        self.conversation, self._clock = conversation, clock
         self.key = secrets.token_hex(8)  # the page's handle until the store names the run
         self.events: list[dict[str, Any]] = []  # the current question's, replayed to a page that (re)connects
         self.running = False
+        self.idle_since = clock()  # when its last question ended (or it was made)
         self.stop = threading.Event()
         self._changed = threading.Condition()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # pages in next_events
 
     def start(self, question: str, files: list[Path], done: Callable[[], None] = lambda: None) -> int:
         """Answer `question` in the background; the turn's number. Busy while the previous one runs."""
@@ -47,11 +54,22 @@ class LiveConversation:
         worker.start()
         return turn
 
-    def wait(self, seen: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
-        """The events after the first `seen` (waiting up to `timeout` for one), and whether the question is over."""
+    async def next_events(self, seen: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
+        """The events after the first `seen` (waiting up to `timeout` for one in the event loop, not a thread),
+        and whether the question is over."""
+        waiter = (asyncio.get_running_loop(), asyncio.Event())
         with self._changed:
-            if len(self.events) <= seen and self.running:
-                self._changed.wait(timeout)
+            if len(self.events) > seen or not self.running:
+                return self.events[seen:], not self.running
+            self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter[1].wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._changed:
+                self._waiters.remove(waiter)
+        with self._changed:
             return self.events[seen:], not self.running
 
     def wait_idle(self, timeout: float) -> bool:
@@ -66,7 +84,14 @@ class LiveConversation:
     def _push(self, event: dict[str, Any]) -> None:
         with self._changed:
             self.events.append(event)
-            self._changed.notify_all()
+            self._wake()
+
+    def _wake(self) -> None:
+        """Tell every waiter that something changed (called with the lock held, from any thread)."""
+        self._changed.notify_all()
+        for loop, event in self._waiters:
+            with contextlib.suppress(RuntimeError):  # its loop has closed (the app is stopping)
+                loop.call_soon_threadsafe(event.set)
 
     def _answer(self, turn: int, question: str, files: list[Path], done: Callable[[], None]) -> None:
         watcher = _Watcher(turn, question, self._push, *self.totals())
@@ -81,8 +106,8 @@ class LiveConversation:
         finally:
             done()
             with self._changed:
-                self.running = False
-                self._changed.notify_all()
+                self.running, self.idle_since = False, self._clock()
+                self._wake()
 
 
 class _Watcher:
@@ -122,19 +147,39 @@ class _Watcher:
         return apply_event(data, self.steps)
 
 
-class Hub:
-    """The app's running conversations by key; `new` builds one on the engine (checks the model first)."""
+IDLE_SECONDS = 3600.0  # a conversation without a question for this long is released
+KEEP_IDLE = 32  # at most this many idle conversations are kept for follow-ups (the most recent ones)
 
-    def __init__(self, factory: Callable[[], Conversation]) -> None:
+
+class Hub:
+    """The app's conversations in use, by key; `new` builds one on the engine (checks the model first)."""
+
+    def __init__(self, factory: Callable[[], Conversation], idle_seconds: float = IDLE_SECONDS,
+                 keep_idle: int = KEEP_IDLE, clock: Callable[[], float] = time.monotonic) -> None:
         self._factory, self._lock = factory, threading.Lock()
         self._live: dict[str, LiveConversation] = {}
+        self.idle_seconds, self.keep_idle, self._clock = idle_seconds, keep_idle, clock
 
     def new(self) -> LiveConversation:
-        """A fresh conversation (ConfigError when the model or tools cannot be set up)."""
-        live = LiveConversation(self._factory())
+        """A fresh conversation (ConfigError when the model or tools cannot be set up); idle ones are released."""
+        live = LiveConversation(self._factory(), self._clock)
         with self._lock:
+            self._release_idle()
             self._live[live.key] = live
         return live
+
+    def discard(self, key: str) -> None:
+        """Forget a conversation (one whose first question never started)."""
+        with self._lock:
+            self._live.pop(key, None)
+
+    def _release_idle(self) -> None:
+        """Drop conversations idle for idle_seconds, and the oldest idle ones beyond keep_idle (lock held)."""
+        idle = sorted((live for live in self._live.values() if not live.running), key=lambda c: c.idle_since)
+        cutoff = self._clock() - self.idle_seconds
+        for n, live in enumerate(idle):
+            if live.idle_since < cutoff or n < len(idle) - self.keep_idle:
+                del self._live[live.key]
 
     def get(self, key: str) -> LiveConversation | None:
         """The running conversation with this key, if any."""

@@ -10,10 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
+import re
 import secrets
+import socket
+import unicodedata
 from dataclasses import dataclass, field
-from http.cookies import CookieError, SimpleCookie
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote, urlsplit
 
 MISDIRECTED, FORBIDDEN = 421, 403
 TOKEN_PARAM = "token"
@@ -81,7 +84,8 @@ class Guard:
         given = parse_qs(query).get(TOKEN_PARAM, [""])[0]
         if given and self._matches(given):
             return Verdict(set_cookie=self.cookie_header())
-        if self._matches(_cookie_value(cookie, self.cookie_name)) or self._matches(_bearer(authorization)):
+        if any(self._matches(v) for v in _cookie_values(cookie, self.cookie_name)) or self._matches(
+                _bearer(authorization)):
             return Verdict()
         return Verdict(FORBIDDEN, "open the address with its token, as printed when the server started")
 
@@ -99,16 +103,37 @@ def security_headers(csp: str) -> list[tuple[str, str]]:
             ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")]
 
 
-def _cookie_value(header: str | None, name: str) -> str:
-    if not header:
-        return ""
-    jar: SimpleCookie = SimpleCookie()
+def _cookie_values(header: str | None, name: str) -> list[str]:
+    """Every value the Cookie header gives `name`. Read by hand: any app on 127.0.0.1 may set cookies this
+    server receives (cookies ignore ports), and one that SimpleCookie cannot parse made it drop all the rest."""
+    values = []
+    for part in (header or "").split(";"):
+        key, sep, value = part.partition("=")
+        if sep and key.strip() == name:
+            values.append(value.strip().strip('"'))
+    return values
+
+
+def loopback_url(url: str) -> bool:
+    """True for an address on this machine (127.0.0.0/8 in any spelling a browser accepts, ::1, localhost,
+    0.0.0.0): a page served here shows such a source as text, not a link, because the browser would send the
+    token's cookie along to whatever listens on that port (cookies ignore ports)."""
+    try:  # as a browser reads the host: percent-decoded, full-width forms and other dots folded (IDNA)
+        host = unicodedata.normalize("NFKC", unquote(urlsplit(url.strip()).hostname or ""))
+    except ValueError:
+        return True  # not a URL a browser would open as one: no link either
+    host = re.sub("[\u3002\uff0e\uff61]", ".", host).rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
     try:
-        jar.load(header)
-    except CookieError:
-        return ""
-    morsel = jar.get(name)
-    return morsel.value if morsel is not None else ""
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        try:  # 127.1, 0x7f000001, 2130706433: legacy IPv4 spellings browsers still resolve to 127.0.0.1
+            address = ipaddress.ip_address(socket.inet_aton(host))
+        except OSError:
+            return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or address.is_unspecified or bool(mapped and mapped.is_loopback)
 
 
 def _bearer(header: str | None) -> str:

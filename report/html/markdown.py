@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+from report.html.guard import loopback_url
+
 _FENCE = re.compile(r"^```[\w+-]*\s*$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
@@ -43,6 +45,8 @@ def inline(text: str) -> str:
 
 
 def _anchor(href: str, label_html: str) -> str:
+    if loopback_url(href):  # a local address stays text: the browser would send the token's cookie along
+        return label_html if label_html == esc(href) else f"{label_html} (<code>{esc(href)}</code>)"
     return f'<a href="{esc(href)}" rel="noopener noreferrer nofollow" target="_blank">{label_html}</a>'
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from report.html.guard import loopback_url
 from report.html.markdown import esc
 from report.sources import (
     WITHOUT_SOURCES,
@@ -28,7 +29,7 @@ def unsourced(record: Mapping[str, Any]) -> bool:
 
 
 def _link(url: str, label: str) -> str:
-    if is_web(url):
+    if is_web(url) and not loopback_url(url):  # a local address stays text: the token's cookie would go along
         return f'<a href="{esc(url)}" rel="noopener noreferrer nofollow" target="_blank">{esc(label)}</a>'
     return f"<code>{esc(url)}</code>" + (f" {esc(label)}" if label != url else "")
 
@@ -41,7 +42,7 @@ def sources_html(record: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     for s in read_sources(sources):
         url, title = str(s.get("url") or ""), str(s.get("title") or "")
         tag = f' <span class="tag">{esc(tools[url])}</span>' if url in tools else ""
-        where = f' <span class="meta">{esc(url)}</span>' if title and is_web(url) else ""
+        where = f' <span class="meta">{esc(url)}</span>' if title and is_web(url) and not loopback_url(url) else ""
         items.append(f'<li value="{int(s["n"])}">{_link(url, title or url)}{where}{tag}</li>')
     html = ""
     if record.get("attachment"):  # the task's attached file, and whether the agent read it

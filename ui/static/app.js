@@ -10,7 +10,14 @@ function el(tag, cls, text){
   return e;
 }
 function money(c){return c===null||c===undefined?"n/a":"$"+Number(c).toFixed(4);}
-function safeHref(url){return /^https?:\/\//i.test(url||"")?url:null;}
+// Only http(s) links, and none to this machine: the browser would send the app's token cookie to any port of it.
+function safeHref(url){
+  if(!/^https?:\/\//i.test(url||"")) return null;
+  var host; try{ host=new URL(url).hostname.toLowerCase().replace(/\.$/,""); }catch(e){ return null; }
+  var local=host==="localhost"||/\.localhost$/.test(host)||/^127\./.test(host)||host==="0.0.0.0"||
+    host==="[::1]"||host==="[::]"||/^\[::ffff:(7f|127\.)/.test(host);
+  return local?null:url;
+}
 function post(url, body){
   return fetch(url,{method:"POST",body:body,credentials:"same-origin"}).then(function(r){
     return r.json().then(function(j){ if(!r.ok) throw new Error(j.error||r.statusText); return j; });
@@ -62,6 +69,7 @@ function renderAnswer(turn, a){
       var li=el("li"); li.value=s.n; var href=safeHref(s.url);
       var link=el(href?"a":"span",null,s.title||s.url); if(href){link.href=href; link.rel="noreferrer noopener"; link.target="_blank";}
       li.appendChild(link);
+      if(!href&&s.title&&s.url) li.appendChild(el("span","where"," — "+s.url));
       if(s.read===false) li.appendChild(el("span","verdict not_read","not read"));
       (verdicts[s.n]||[]).forEach(function(v){li.appendChild(el("span","verdict "+v,v.replace("_"," ")));});
       ol.appendChild(li);
