@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -121,7 +122,51 @@ def _cell(text: str, width: int = 70) -> str:
     one_line = " ".join(text.split())
     if len(one_line) > width:
         one_line = one_line[: width - 1] + "…"
-    return one_line.replace("|", "\\|")
+    return safe_markdown(one_line).replace("|", "\\|")
+
+
+# A fence opens or closes code (a backtick fence's info string has no backtick); a code span is a backtick
+# run (not escaped, not part of a longer run) closed by a run of the same length. Where this reader and a
+# Markdown renderer could differ, the text is treated as not code: escaped, never left raw.
+_FENCE = re.compile(r"^ {0,3}(?:(`{3,})[^`]*|(~{3,}).*)$")
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\n]*)\)")
+_WEB_TARGET = re.compile(r'(?i)(<https?://[^\s<>]*>|https?://[^\s<>]*)(\s+"[^"\n]*")?')
+_TARGET_AFTER = re.compile(r"\]([(:])(\s*<?)([^\s)>]*)")  # `](target` or `]: target`, its label perhaps lines above
+
+
+def safe_markdown(text: str) -> str:
+    """Untrusted Markdown (an answer, a question) that stays Markdown but holds no raw HTML and no link other than
+    http(s): outside code, `<` becomes `&lt;`, a link or reference to any other target keeps only its label,
+    and an image becomes a link (a viewer would load it unasked). Code spans and fenced blocks are left as
+    they are: they are shown, never rendered."""
+    out, fence = [], ""
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        marker = opened.group(1) or opened.group(2) if opened else ""
+        if fence and marker.startswith(fence) and not line.strip().strip(fence[0]):
+            fence = ""  # the closing fence
+        elif not fence and marker:
+            fence = marker[0] * 3
+        elif not fence:
+            line = _inline_safe(line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _inline_safe(line: str) -> str:
+    """One line outside a fenced block: links made safe on the whole line (a label may hold code), then `<`
+    escaped outside code spans."""
+    line = _LINK.sub(lambda m: f"[{m.group(1)}]({m.group(2)})" if _WEB_TARGET.fullmatch(m.group(2).strip())
+                     else m.group(1), line)
+    line = _TARGET_AFTER.sub(lambda m: m.group() if re.match(r"(?i)https?://", m.group(3)) else "\\" + m.group(),
+                             line).replace("![", "!\\[")
+    pieces, pos = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        pieces += [line[pos:span.start()].replace("<", "&lt;"), span.group()]
+        pos = span.end()
+    pieces.append(line[pos:].replace("<", "&lt;"))
+    return "".join(pieces)
 
 
 def tasks_count(done: int, total: Any = None) -> str:
@@ -216,14 +261,14 @@ def shown_task(text: str) -> str:
 
 
 def _section(r: TaskRecord) -> list[str]:
-    title = _cell(r.task.splitlines()[0], 90)
+    title = _cell((r.task.splitlines() or [""])[0], 90)
     out = [f"## {r.index}. {title}", "", "**Question**", ""]
-    out += ["> " + line if line else ">" for line in shown_task(r.task).splitlines()]
-    out += ["", "**Answer**", "", r.answer.strip() if r.answer else f"_No answer ({r.status})._", ""]
+    out += ["> " + line if line else ">" for line in safe_markdown(shown_task(r.task)).splitlines()]
+    out += ["", "**Answer**", "", safe_markdown(r.answer.strip()) if r.answer else f"_No answer ({r.status})._", ""]
     if r.expected is not None:
-        out += [f"**Expected:** {r.expected} — {'correct' if r.correct else 'incorrect'}", ""]
+        out += [f"**Expected:** {safe_markdown(r.expected)} — {'correct' if r.correct else 'incorrect'}", ""]
     if r.error:
-        out += [f"**Error:** {r.error}", ""]
+        out += [f"**Error:** {safe_markdown(r.error)}", ""]
     out += markdown_lines(r.sources, r.citations, r.tool_failures,
                           without_sources(r.sourced, r.status in DONE_STATUSES), r.attachment)  # report/sources.py
     models = ", ".join(r.models) or "n/a"

@@ -61,11 +61,17 @@ def _md_text(text: str) -> str:
     return re.sub(r"([\\`*_\[\]()<>#!|])", r"\\\1", " ".join(str(text).split()))
 
 
-def _md_source(s: Mapping[str, Any]) -> str:
+def md_source(s: Mapping[str, Any]) -> str:
+    """A source in Markdown: `[title](<url>) — url` for an http(s) address, else the address as code."""
     url, title = str(s.get("url") or ""), str(s.get("title") or "")
     if is_web(url) and not re.search(r"[\s<>]", url):
         return f"[{_md_text(title or url)}](<{url}>)" + (f" — {url}" if title else "")
     return f"`{url.replace('`', '')}`" + (f" — {_md_text(title)}" if title else "")
+
+
+def _md_address(url: str) -> str:
+    """An address as a Markdown autolink when it is http(s), else as code (`<javascript:...>` is a link too)."""
+    return f"<{url}>" if is_web(url) and not re.search(r"[\s<>]", url) else f"`{url.replace('`', '')}`"
 
 
 def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Mapping[str, Any]],
@@ -74,8 +80,8 @@ def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Map
     out = [f"**Attachment:** {_md_text(attachment_text(attachment, sources))}", ""] if attachment else []
     out += ["**Sources**", ""]
     read = read_sources(sources)
-    out += [f"{s['n']}. {_md_source(s)}" for s in read]
-    out += [f"- not read: {_md_source(s)} — {_md_text(s.get('error') or 'failed')}"
+    out += [f"{s['n']}. {md_source(s)}" for s in read]
+    out += [f"- not read: {md_source(s)} — {_md_text(s.get('error') or 'failed')}"
             for s in sources if not s.get("read")]
     if not sources:
         out.append("_none read_")
@@ -94,7 +100,7 @@ def citation_line(c: Mapping[str, Any]) -> str:
     """`- ✗ **fabricated** [7] the claim` (failing verdicts in bold), with the model's verdict when asked."""
     verdict = str(c.get("verdict"))
     label = f"**{verdict_label(verdict)}**" if verdict in FAILING else verdict_label(verdict)
-    where = f"[{c['n']}]" if c.get("n") is not None else f"<{c.get('url')}>" if verdict == NOT_READ else ""
+    where = f"[{c['n']}]" if c.get("n") is not None else _md_address(str(c.get("url"))) if verdict == NOT_READ else ""
     model = f" (model: {c['model_verdict']})" if c.get("model_verdict") else ""
     return f"- {verdict_mark(verdict)} {label}{model} {where} {_md_text(claim_text(c))[:400]}"
 

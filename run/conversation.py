@@ -35,7 +35,8 @@ from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.data import read_trace
-from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, total_cost
+from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, safe_markdown, total_cost
+from report.sources import md_source
 from run.batch import BatchRunner, stage_file, unstaged_record
 from run.execute import checked_models
 from run.store import Run, RunStore
@@ -204,16 +205,16 @@ class Conversation:
     def transcript_markdown(self) -> str:
         """The conversation as Markdown: each question, its answer and its sources, then the cost."""
         lines = [f"# Conversation {self.id or ''}".rstrip(), ""]
-        for t in self.turns:
-            lines += [f"## {t.number}. {t.question.strip()}", ""]
+        for t in self.turns:  # the model's and the pages' text as safe Markdown: no raw HTML, only web links
+            lines += [f"## {t.number}. {safe_markdown(' '.join(t.question.split()))}", ""]
             if t.attachments:
-                lines += [f"Attached: {', '.join(t.attachments)}", ""]
+                lines += [f"Attached: {safe_markdown(', '.join(t.attachments))}", ""]
             r = t.record
-            lines += [(r.answer or f"*No answer ({r.status}{': ' + r.error if r.error else ''}).*").strip(), ""]
+            missing = f"*No answer ({r.status}{': ' + r.error if r.error else ''}).*"
+            lines += [safe_markdown((r.answer or missing).strip()), ""]
             read = [s for s in r.sources if s.get("read", True)]
             if read:
-                lines += ["Sources:", ""] + [f"{s.get('n')}. [{s.get('title') or s.get('url')}]({s.get('url')})"
-                                             for s in read] + [""]
+                lines += ["Sources:", ""] + [f"{s.get('n')}. {md_source(s)}" for s in read] + [""]
         cost = self.cost()
         lines.append(f"Cost: {money(cost)} over {len(self.turns)} question(s).")
         return "\n".join(lines) + "\n"

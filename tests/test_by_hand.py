@@ -105,7 +105,7 @@ def test_chat_on_piped_stdin_keeps_context_across_follow_ups(lyon: LoopbackServe
                                                                          "(question 1)")
     assert "over 2 question(s)" in out and "saved talk.md" in out
     transcript = (tmp_path / "talk.md").read_text()
-    assert "## 2. and in 2020?" in transcript and f"[Lyon in figures]({lyon.url}/lyon)" in transcript
+    assert "## 2. and in 2020?" in transcript and f"[Lyon in figures](<{lyon.url}/lyon>)" in transcript
     assert len(lyon.model_requests) == 3  # type: ignore[attr-defined]  # /exit ended it: "ignored" was not asked
 
 
