@@ -108,7 +108,7 @@ def ask(args: argparse.Namespace, settings: Settings) -> int:
     elif record.answer:
         print(answer_text(record))
     if not args.json and record.status not in DONE_STATUSES:  # no answer, or one from a limit: why, on stderr
-        why = f": {record.error}" if record.error else ""
+        why = terminal_safe(f": {record.error}") if record.error else ""  # the error may quote a page or the model
         print(answer_text(record) if not record.answer else f"(a best-effort answer: {record.status}{why})",
               file=sys.stderr)
     if not args.quiet:
