@@ -39,7 +39,7 @@ FINISH_NOTE = ("You have no steps left. Using only the information gathered so f
 class Event:
     """Something that happened during a run; the CLI turns these into progress, -v output and traces."""
 
-    kind: str  # step_start | llm_call | tool_call | summary | final
+    kind: str  # step_start | llm_call | tool_call | summary | sources | final
     step: int
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -169,6 +169,8 @@ class ReActAgent:
         run.check_answer()
         run.result.elapsed = self.clock() - run.started
         run.result.notes = list(run.notes.items)
+        # What each source gave, for a report built from several tasks (research/) to check citations against.
+        self._emit(Event("sources", len(run.result.steps), {"sources": run.result.ledger.texts()}))
         self._emit(Event("final", len(run.result.steps), {"status": run.result.status,
                                                           "answer": run.result.answer, "notes": run.result.notes}))
         return run.result

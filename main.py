@@ -78,18 +78,26 @@ def _ui(argv: list[str]) -> int:
     return guarded(lambda: serve(settings_from_args(args), args.port))
 
 
+def _research(argv: list[str]) -> int:
+    """`main.py research QUESTION -o report.md`: sub-questions researched side by side, a checked report."""
+    from research.cli import main as research  # start-up: the agent, tools and models load only for research
+
+    return guarded(lambda: research(argv, question_parser("research"), settings_from_args))
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache,
                                                       "ask": _ask, "chat": _chat, "runs": _runs}
 SUBCOMMANDS["ui"] = _ui
+SUBCOMMANDS["research"] = _research
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
     p = ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
-                                    "(and results.html). Other commands: ask, chat, runs, report, cache, "
-                                    "serve-mcp, ui.",
+                                    "(and results.html). Other commands: ask, chat, research, runs, report, "
+                                    "cache, serve-mcp, ui.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.variables = flag_variables()  # a bad value's error names the flag and its variable
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")

@@ -14,6 +14,7 @@ from core.cli import ArgumentParser
 from core.errors import ConfigError
 from core.text import money, parse_age, terminal_safe
 from report.html.cli import main as report_main
+from report.html.research import rebuild as rebuild_research
 from run.store import Run, RunStore
 
 
@@ -54,7 +55,7 @@ def main(argv: list[str]) -> int:
     if not runs:
         print(f"no runs kept in {_store(args.runs_dir).root} yet")
         return 0
-    print(f"{'id':<22} {'when (UTC)':<16} {'kind':<5} {'status':<8} {'answered':>9} {'cost':>9}  task file / question"
+    print(f"{'id':<22} {'when (UTC)':<16} {'kind':<8} {'status':<8} {'answered':>9} {'cost':>9}  task file / question"
           "  →  outputs")
     for r in runs:
         print(run_line(r))
@@ -67,7 +68,7 @@ def run_line(r: Run) -> str:
     status = "died" if i.status == "running" and r.ended else i.status  # its process is gone without a word
     title = i.title if len(i.title) <= 60 else i.title[:59] + "…"
     outputs = ", ".join(i.outputs) or str(r.records if r.records.is_file() else r.dir)
-    return terminal_safe(f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<5} {status:<8} "
+    return terminal_safe(f"{i.id:<22} {r.started:%Y-%m-%d %H:%M} {i.kind:<8} {status:<8} "
                          f"{f'{i.answered}/{i.tasks}':>9} {money(i.cost):>9}  {title}  →  {outputs}", one_line=True)
 
 
@@ -109,6 +110,8 @@ def report(argv: list[str]) -> int:
         raise ConfigError(f"{ref}: no such file (a run's records file, or a run id as `main.py runs` lists them)",
                           "records")
     run = _store(runs_dir).open(ref)
+    if run.info.kind == "research":  # its report.json, not task records, makes its report
+        return rebuild_research(run.dir, rest)
     if not run.records.is_file():  # only the run's own copy: run.json's outputs may name any file
         print(f"error: run {run.id} has no records ({run.records} is missing; `main.py report FILE.jsonl` "
               "rebuilds a report from its records file)", file=sys.stderr)

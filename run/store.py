@@ -1,4 +1,4 @@
-"""The run store: one directory per run (batch, ask, chat, ui) under the runs directory, with its run.json.
+"""The run store: one directory per run (batch, ask, chat, ui, research) under the runs directory, with its run.json.
 
 A run's directory holds everything it wrote that a later run must not overwrite::
 
@@ -49,7 +49,7 @@ from core.secrets import is_url_field, secret_fields
 from tools.safe_open import WorkspacePathError, open_file
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
-KINDS = ("batch", "ask", "chat", "ui")
+KINDS = ("batch", "ask", "chat", "ui", "research")
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 _PAGE = re.compile(r"[\w.-]{1,200}\.html")  # a report page's name: no folder, no "..", only .html
 _MAX_RUN_FILE = 1 << 20  # bytes: a run.json is a few hundred
@@ -60,7 +60,7 @@ class RunInfo:
     """A run's index entry, as run.json holds it and `main.py runs` lists it."""
 
     id: str
-    kind: str  # batch | ask | chat | ui
+    kind: str  # batch | ask | chat | ui | research
     started: str  # ISO 8601, UTC
     title: str = ""  # the task file, or the first question
     finished: str | None = None

@@ -130,6 +130,10 @@ class SourceLedger:
         """The read source numbered n, or None."""
         return next((s for s in self.sources if s.read and s.n == n), None)
 
+    def find(self, url: str) -> Source | None:
+        """The source at this address (or an alias of it), read or not; None when the task never tried it."""
+        return self._by_key.get(normalize_url(url))
+
     def was_read(self, url: str) -> bool:
         """True when this address (or an alias of it) was read successfully."""
         source = self._by_key.get(normalize_url(url))
@@ -139,6 +143,11 @@ class SourceLedger:
     def sourced(self) -> bool:
         """True when at least one source was read successfully."""
         return any(s.read for s in self.sources)
+
+    def texts(self) -> list[dict[str, Any]]:
+        """The read sources with the text each gave and its other addresses: what a report built from several
+        tasks checks its citations against (the agent's `sources` event carries it to the trace)."""
+        return [{**s.record(), "text": s.text, "aliases": list(s.aliases)} for s in self.read_sources()]
 
     def records(self) -> list[dict[str, Any]]:
         """Every source as results.jsonl holds it: read ones by number, then the ones that failed."""

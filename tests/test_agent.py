@@ -176,7 +176,8 @@ def test_events_in_order() -> None:
     events: list[Event] = []
     agent, _ = agent_with(['Action: lookup\nAction Input: "q"', "Final Answer: x"], on_event=events.append)
     agent.run("t")
-    assert [e.kind for e in events] == ["step_start", "llm_call", "tool_call", "step_start", "llm_call", "final"]
+    assert [e.kind for e in events] == ["step_start", "llm_call", "tool_call", "step_start", "llm_call", "sources",
+                                       "final"]
     assert events[2].data["tool"] == "lookup" and events[1].data["messages"][1]["content"] == "t"
 
 

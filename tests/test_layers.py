@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agent",),
     ("telemetry",),
     ("run",),
+    ("research",),
     ("ui",),
     ("main", "check_setup"),
 )

@@ -1,0 +1,141 @@
+"""report.html of a research run: the report's sections, its sources, each claim's verdict and the passage of
+the source it was judged against; and writing report.md with it. No script runs on the page."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from report.html.assets import CSS
+from report.html.markdown import esc, render
+from report.html.paths import html_path_for
+from report.markdown import atomic_write
+from report.research import (
+    MARK,
+    REPORT_FILE,
+    SOURCES_DIR,
+    ResearchReport,
+    SubQuestion,
+    load_report,
+    render_markdown,
+    summary_line,
+)
+from report.sources import claim_text, is_web, verdict_label, verdict_mark
+from sources.check import FAILING, SUPPORTED, claims_line
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+EXTRA_CSS = """.report h4{font-size:1.15rem;margin:1.4rem 0 .5rem}.mark{color:var(--bad);font-weight:600}
+sup.cite a{text-decoration:none}.partial{border-left:4px solid var(--warn);background:#fff8e1;padding:.5rem .8rem}
+li.citation{margin:.3rem 0}details.passage pre{max-height:16rem}"""
+_MARK = re.compile(re.escape(esc(MARK)) + r"(?: \([a-z ]+\))?")
+_CITE = re.compile(r"\[(\d{1,3}(?:, \d{1,3})*)\]")
+PASSAGE_CHARS = 1500
+
+
+def write_report(report: ResearchReport, markdown: Path, html: bool = True, texts_dir: Path | None = None) -> \
+        list[Path]:
+    """report.md and (unless html=False) report.html beside it; the paths written."""
+    atomic_write(markdown, render_markdown(report, texts_dir))
+    if not html:
+        return [markdown]
+    atomic_write(html_path_for(markdown), render_html(report, texts_dir))
+    return [markdown, html_path_for(markdown)]
+
+
+def rebuild(run_dir: Path, argv: list[str]) -> int:
+    """`main.py report RUN` for a research run: report.md and report.html again from its report.json (in the
+    run's directory, or at -o PATH); exit 2 when the run delivered no report."""
+    p = argparse.ArgumentParser(prog="main.py report RUN", description="Rebuild a research run's report.")
+    p.add_argument("-o", "--output", type=Path, default=run_dir / "report.md", help="the report.md to write")
+    p.add_argument("--no-html", action="store_true", help="write only report.md")
+    args = p.parse_args(argv)
+    report = load_report(run_dir)
+    if report is None:
+        print(f"error: research run {run_dir.name} delivered no report ({run_dir / REPORT_FILE} is missing)",
+              file=sys.stderr)
+        return 2
+    for path in write_report(report, args.output, not args.no_html, run_dir / SOURCES_DIR):
+        print(f"wrote {path}")
+    return 0
+
+
+def render_html(report: ResearchReport, texts_dir: Path | None = None) -> str:
+    """The whole self-contained page."""
+    title = f"{report.title()}: {report.question}"
+    partial = f'<p class="partial"><b>Partial report:</b> {esc(report.partial)}</p>' if report.partial else ""
+    claims = f'<p><b>{esc(claims_line(report.citations))}</b></p>' if report.citations else ""
+    body = (f"<h1>{esc(title)}</h1>{partial}<p class=\"meta\">{esc(summary_line(report))}</p>{claims}"
+            f'<article class="report">{_body(report.body)}</article>{_sources(report, texts_dir)}'
+            f"{_citations(report.citations)}<h2>Research plan</h2><ol>{''.join(map(_plan_item, report.plan))}</ol>"
+            + "".join(f'<p class="meta">{esc(n)}</p>' for n in report.notes))
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title[:200])}</title><style>{CSS}{EXTRA_CSS}</style></head><body><main>{body}</main>"
+            "</body></html>\n")
+
+
+def _body(markdown: str) -> str:
+    """The sections rendered safely, each `[n]` a link to source n and each mark in red."""
+    html = render(markdown)
+    html = _MARK.sub(lambda m: f'<span class="mark">{m.group(0)}</span>', html)
+
+    def cite(m: re.Match[str]) -> str:
+        links = ", ".join(f'<a href="#source-{n}">{n}</a>' for n in m.group(1).split(", "))
+        return f'<sup class="cite">[{links}]</sup>'
+    return _CITE.sub(cite, html)
+
+
+def _sources(report: ResearchReport, texts_dir: Path | None) -> str:
+    items = "".join(f'<li id="source-{int(s["n"])}" value="{int(s["n"])}">{_link(s)}</li>' for s in report.sources)
+    html = "<h2>Sources</h2>" + (f"<ol>{items}</ol>" if items else '<p class="meta">none cited</p>')
+    if report.also_read:
+        html += '<p class="meta">Also read, not cited:</p><ul>' + "".join(
+            f"<li>{_link(s)}</li>" for s in report.also_read) + "</ul>"
+    if report.not_read:
+        html += '<p class="meta">Could not be read (never cited):</p><ul>' + "".join(
+            f'<li class="bad">{_link(s)} — {esc(s.get("error") or "failed")}</li>' for s in report.not_read) + "</ul>"
+    if texts_dir is not None and report.sources:
+        html += (f'<p class="meta">The text each source gave when it was read is kept in <code>{esc(texts_dir)}'
+                 "</code> (<code>N.txt</code> for source N): each claim below was judged against it.</p>")
+    return html
+
+
+def _link(s: Mapping[str, Any]) -> str:
+    url, title = str(s.get("url") or ""), str(s.get("title") or "")
+    if not is_web(url):
+        return f"<code>{esc(url)}</code>" + (f" {esc(title)}" if title else "")
+    link = f'<a href="{esc(url)}" rel="noopener noreferrer nofollow" target="_blank">{esc(title or url)}</a>'
+    return link + (f' <span class="meta">{esc(url)}</span>' if title else "")
+
+
+def _citations(citations: list[dict[str, Any]]) -> str:
+    """Each claim with its verdict and the passage of the cited source it was judged against."""
+    if not citations:
+        return ""
+    rows = []
+    for c in citations:
+        verdict = str(c.get("verdict"))
+        css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
+        where = f"[{c['n']}]" if c.get("n") is not None else str(c.get("url") or "")
+        passage = str(c.get("passage") or "")
+        shown = (f'<details class="passage"><summary class="meta">what [{c.get("n")}] says there</summary>'
+                 f"<pre>{esc(passage[:PASSAGE_CHARS])}</pre></details>") if passage else ""
+        rows.append(f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} '
+                    f'{esc(verdict_label(verdict))}</b></span> <code>{esc(where)}</code> '
+                    f"{esc(claim_text(c)[:400])}{shown}</li>")
+    return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+
+
+def _plan_item(s: SubQuestion) -> str:
+    """A sub-question with how its research went; one that gave nothing says why."""
+    if s.answered:
+        cost = "" if s.cost is None else f" · ${s.cost:.4f}"
+        how = f'<span class="yes">{esc(s.status.replace("_", " "))}</span> · {s.sources} sources{cost}'
+    else:
+        how = f'<span class="no"><b>not answered</b></span> ({esc(s.status)}{": " + esc(s.error) if s.error else ""})'
+    return f"<li>{esc(s.text)} — {how}</li>"

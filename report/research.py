@@ -1,0 +1,171 @@
+"""A research report (`main.py research`): its data as report.json keeps it, and report.md written from it.
+
+The report is plain data (ResearchReport) so that `main.py report RUN` rebuilds report.md and report.html
+from the run store without the pipeline (research/) that made it. Its body is the writer's Markdown with
+the final `[n]` numbers and a `⚠ unsupported` mark beside each claim that failed the check; the sources are
+numbered in order of first use, the ones read but not cited and the ones that could not be read follow.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from report.markdown import atomic_write
+from report.sources import citation_line, md_source
+from sources.check import FAILING, claims_line
+
+REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
+SOURCES_DIR = "sources"  # <run>/sources/<n>.txt: the text source n gave, what its citations were judged against
+MARK = "⚠ unsupported"
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")  # the start of an HTML tag or comment in the writer's Markdown
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+
+
+@dataclass
+class SubQuestion:
+    """One sub-question of the plan and how its research went."""
+
+    n: int
+    text: str
+    task_id: str = ""
+    status: str = "not started"  # a task status (answered, error, budget, ...), "not started" or "stopped"
+    answered: bool = False  # its research gave findings the report could use (an answer, also a best-effort one)
+    error: str | None = None
+    sources: int = 0  # sources it read
+    cost: float | None = 0.0
+    seconds: float = 0.0
+
+
+@dataclass
+class ResearchReport:
+    """Everything report.md and report.html show; report.json in the run store holds it."""
+
+    question: str
+    body: str = ""  # Markdown sections with final [n] numbers and marks
+    sources: list[dict[str, Any]] = field(default_factory=list)  # {n, url, title}: cited, in order of first use
+    also_read: list[dict[str, Any]] = field(default_factory=list)  # {url, title}: read, not cited
+    not_read: list[dict[str, Any]] = field(default_factory=list)  # {url, title, error}: never citable
+    citations: list[dict[str, Any]] = field(default_factory=list)  # {n, url, claim, verdict, passage}
+    plan: list[SubQuestion] = field(default_factory=list)
+    partial: str | None = None  # why the report is partial (a cap, a failed sub-question, a stop)
+    nothing_read: bool = False
+    repair: dict[str, Any] = field(default_factory=dict)  # {checked, failing, sent_back, repaired, marked}
+    run_id: str = ""
+    model: str = ""
+    cost: float | None = None
+    finished: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """As report.json keeps it."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ResearchReport:
+        """From report.json (unknown keys are ignored)."""
+        known = {f.name for f in fields(cls)}
+        sub_fields = {f.name for f in fields(SubQuestion)}
+        report = cls(**{k: v for k, v in data.items() if k in known and k != "plan"})
+        report.plan = [SubQuestion(**{k: v for k, v in p.items() if k in sub_fields}) for p in data.get("plan", [])]
+        return report
+
+    @property
+    def marked(self) -> int:
+        """Claims delivered with a mark because they still failed the check."""
+        return len({c["claim"] for c in self.citations if c.get("verdict") in FAILING})
+
+    def title(self) -> str:
+        """The report's title line (without the question)."""
+        if self.nothing_read:
+            return "No report: nothing could be read"
+        return "Partial research report" if self.partial else "Research report"
+
+
+def load_report(run_dir: Path) -> ResearchReport | None:
+    """The report a research run delivered, or None when it has none (yet)."""
+    path = run_dir / REPORT_FILE
+    if not path.is_file():
+        return None
+    return ResearchReport.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def save_report(run_dir: Path, report: ResearchReport, texts: dict[int, str]) -> None:
+    """report.json and each numbered source's text (sources/<n>.txt) in the run's directory."""
+    folder = run_dir / SOURCES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.txt"):
+        old.unlink()
+    for n, text in texts.items():
+        atomic_write(folder / f"{n}.txt", text)
+    atomic_write(run_dir / REPORT_FILE, json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n")
+
+
+def prose(text: str) -> str:
+    """A line of ours holding outside text (an error, a reason, a question) made inert in Markdown: no links,
+    HTML, code or emphasis; parentheses and `#` stay readable."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def inert(markdown: str) -> str:
+    """The writer's Markdown with no raw HTML: a tag's `<` becomes `&lt;` (Markdown viewers render HTML)."""
+    return _TAG.sub("&lt;", markdown)
+
+
+def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> str:
+    """report.md: title, partial note, the claims line, the sections, Sources, Citations checked, the plan."""
+    lines = [f"# {report.title()}: {prose(report.question)}", ""]
+    if report.partial:
+        lines += [f"> **Partial report:** {prose(report.partial)}", ""]
+    lines += [f"_{summary_line(report)}_", ""]
+    if report.citations:
+        lines += [f"**{claims_line(report.citations)}**" + _marked_note(report), ""]
+    lines += [inert(report.body).strip(), ""]
+    lines += _sources_md(report, texts_dir)
+    if report.citations:
+        lines += ["## Citations checked", "", *(citation_line(c) for c in report.citations), ""]
+    lines += ["## Research plan", "", *(plan_line(s) for s in report.plan), ""]
+    lines += [prose(n) for n in report.notes] + ([""] if report.notes else [])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _marked_note(report: ResearchReport) -> str:
+    marked = report.marked
+    return f" · {marked} claim{'s' if marked != 1 else ''} marked {MARK}" if marked else ""
+
+
+def summary_line(report: ResearchReport) -> str:
+    """`<date> · model m · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID`."""
+    answered = sum(s.answered for s in report.plan)
+    cost = "cost n/a" if report.cost is None else f"${report.cost:.4f}"
+    parts = [report.finished, f"model {report.model}" if report.model else "",
+             f"{len(report.plan)} sub-questions ({answered} answered)", f"{len(report.sources)} sources cited",
+             cost, f"run {report.run_id}" if report.run_id else ""]
+    return " · ".join(p for p in parts if p)
+
+
+def _sources_md(report: ResearchReport, texts_dir: Path | None) -> list[str]:
+    out = ["## Sources", ""]
+    out += [f"{s['n']}. {md_source(s)}" for s in report.sources] or ["_none cited_"]
+    if report.also_read:
+        out += ["", "Also read, not cited:", "", *(f"- {md_source(s)}" for s in report.also_read)]
+    if report.not_read:
+        out += ["", "Could not be read (never cited):", "",
+                *(f"- {md_source(s)} — {prose(s.get('error') or 'failed')}" for s in report.not_read)]
+    if texts_dir is not None and report.sources:
+        out += ["", f"The text each source gave when it was read, which its citations were judged against, is "
+                    f"kept in `{texts_dir}` (`N.txt` for source N)."]
+    return out + [""]
+
+
+def plan_line(s: SubQuestion) -> str:
+    """`1. the sub-question — answered · 3 sources · $0.0100` (or **not answered** and why)."""
+    cost = "" if s.cost is None else f" · ${s.cost:.4f}"
+    if s.answered:
+        how = f"{s.status.replace('_', ' ')} · {s.sources} source{'s' if s.sources != 1 else ''}{cost}"
+    else:
+        how = f"**not answered** ({prose(s.status)}{': ' + prose(s.error) if s.error else ''})"
+    return f"{s.n}. {prose(s.text)} — {how}"

@@ -1,0 +1,10 @@
+"""Deep research (`main.py research`): one question in, a sectioned report out, every citation checked first.
+
+Owns the pipeline above run/'s batch machinery: the plan of sub-questions (plan.py), researching them as
+ordinary tasks side by side through the run's executor, threads or Ray (gather.py), one numbered source
+list over all of them (pool.py), the writer and its cut-off replies (write.py), the check of every claim
+against the stored text of the source it cites with one repair round and marks on what still fails
+(repair.py), the research run in the run store (store.py), the whole run (pipeline.py), its cost estimate
+(estimate.py) and the command (cli.py). The report's data and files are report/research.py's.
+May import every layer below it (run/ and down); only ui/ and main.py import it.
+"""

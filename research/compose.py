@@ -1,0 +1,120 @@
+"""From what the sub-questions found to the delivered report: pool the sources, write, check, repair once,
+mark what still fails, number the sources by first use, check the delivered text again.
+
+Without a writer (the cost cap was reached, a stop, a failed call) the sections are the sub-questions' own
+findings, checked and marked the same way. When no source could be read at all, no report with citations
+is made up: it says nothing could be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.errors import LLMError, StopRequested
+from report.research import ResearchReport, SubQuestion
+from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
+from research.repair import bare, failing, mark, repair_prompt, unmarked
+from research.write import Caller, complete_text, end_whole, findings_report, headers_of, write_prompt
+from sources.check import FABRICATED, Citation, check_citations
+from sources.ledger import SourceLedger
+from sources.verify import best_passage
+
+PASSAGE_CHARS = 1500
+NOTHING_READ = ("Nothing could be read for this question: no page, document or file that the research tried "
+                "could be read (each attempt and why it failed is listed under Sources), so there is no report "
+                "to give and no citation was made up.")
+
+
+@dataclass
+class Draft:
+    """The report as it goes through writing and checking."""
+
+    body: str = ""
+    writer: str | None = None  # why the writer could not write (the findings stand in), or None
+    repair: dict[str, object] = field(default_factory=dict)
+
+
+def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], call: Caller | None,
+            report: ResearchReport) -> dict[int, str]:
+    """Fill `report` (body, sources, citations, repair); the text of each numbered source, by number.
+
+    `call` None: no model may be called (a cap or a stop): the findings are the sections.
+    """
+    ledger = pool(found)
+    report.not_read = [{"url": s.url, "title": s.title, "error": s.error} for s in ledger.sources if not s.read]
+    if not ledger.sourced:
+        report.nothing_read, report.body = True, NOTHING_READ
+        return {}
+    findings = [(sub.text, remap_finding(f, ledger)) for sub, f in zip(plan, found, strict=True) if f.answer]
+    draft = write(question, findings, ledger, call)
+    if draft.writer:
+        report.notes.append(f"The sections are the sub-questions' own findings: {draft.writer}.")
+    citations = check_and_repair(draft, ledger, call)
+    body = mark(draft.body, citations, ledger)
+    order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
+    final, uncited = renumbered(ledger, order)
+    report.body = rewrite_markers(body, order.get)
+    report.citations = delivered_citations(report.body, final, citations, order)
+    report.sources = [{"n": s.n, "url": s.url, "title": s.title} for s in final.read_sources() if s.n in
+                      order.values()]
+    report.also_read = [{"url": s.url, "title": s.title} for s in uncited]
+    report.repair = {**draft.repair, "marked": report.marked}
+    return {s.n: s.text for s in final.read_sources() if s.n is not None and s.n in order.values()}
+
+
+def write(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, call: Caller | None) -> Draft:
+    """The writer's sections (continued when cut off, else ended at a whole sentence), or the findings."""
+    if call is None:
+        return Draft(findings_report(findings), "no model call could be made")
+    prompt = write_prompt(question, headers_of(ledger), findings)
+    try:
+        text, cut = complete_text(call, [{"role": "user", "content": prompt}], "write")
+    except (LLMError, StopRequested) as exc:
+        return Draft(findings_report(findings), f"the writer could not be called ({_why(exc)})")
+    return Draft(end_whole(text) if cut else text.strip() + "\n", None)
+
+
+def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) -> list[Citation]:
+    """Check every claim; send the failing ones back to the writer once; the last check's citations."""
+    citations = check_citations(draft.body, ledger)
+    fails = failing(citations, ledger)
+    draft.repair = {"checked": len(citations), "failing": [{"claim": f.claim, "verdict": f.verdict} for f in fails],
+                    "sent_back": False, "still_failing": []}
+    if not fails or call is None or draft.writer:
+        draft.repair["still_failing"] = draft.repair["failing"]
+        return citations
+    prompt = repair_prompt(draft.body, fails, headers_of(ledger))
+    try:
+        text, cut = complete_text(call, [{"role": "user", "content": prompt}], "repair")
+    except (LLMError, StopRequested) as exc:
+        draft.repair.update(still_failing=draft.repair["failing"], error=_why(exc))
+        return citations
+    draft.body, draft.repair["sent_back"] = (end_whole(text) if cut else text.strip() + "\n"), True
+    citations = check_citations(draft.body, ledger)
+    draft.repair["still_failing"] = [{"claim": f.claim, "verdict": f.verdict} for f in failing(citations, ledger)]
+    return citations
+
+
+def delivered_citations(body: str, ledger: SourceLedger, last: Sequence[Citation],
+                        order: dict[int, int]) -> list[dict[str, object]]:
+    """The delivered text's citations, checked again with the final numbers, each with the passage of its
+    source it was judged against; a claim whose only citations named no source keeps its fabricated verdict."""
+    out = []
+    for c in check_citations(body, ledger):
+        source = ledger.number(c.n) if c.n is not None else None
+        passage = best_passage(bare(c.claim), source.text)[:PASSAGE_CHARS] if source else ""
+        out.append({**c.record(), "claim": unmarked(c.claim), "passage": passage})
+    checked = {bare(str(c["claim"])) for c in out}
+    for c in last:
+        claim = bare(rewrite_markers(c.claim, order.get))
+        if c.verdict == FABRICATED and claim not in checked:
+            out.append({"n": None, "url": None, "claim": claim, "verdict": FABRICATED, "passage": ""})
+            checked.add(claim)
+    return out
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, StopRequested):
+        return "stopped by the user"
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

@@ -1,0 +1,191 @@
+"""One research run: plan, research the sub-questions side by side, compose and check the report, keep it.
+
+Use (the `research` command and the web app's Deep research mode both go through this)::
+
+    research = Research(settings, "What is known about X?", store=RunStore.from_settings(settings))
+    report = research.run()                  # a ResearchReport; research.run_dir holds report.json
+    Research(settings, question, store=store).run(resume=store.open(run_id))   # only unfinished sub-questions
+
+Events go to a `Progress` (the command prints them, the web app streams them). The run's --max-run-cost
+covers the planning call, every sub-question and the writer; once it is reached no new sub-question starts
+and the report is written from what was found, titled partial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent import Event
+from cache.model import model_specs
+from config import Settings
+from core.errors import LLMError, StopRequested
+from providers.budget import RunBudget
+from providers.ratelimit import RateLimits
+from report.markdown import TaskRecord
+from report.research import ResearchReport, SubQuestion, save_report
+from research.compose import compose
+from research.gather import Gather, finished, sub_tasks
+from research.plan import MOST, parse_plan, plan_prompt
+from research.pool import Found
+from research.store import KIND, ResearchRun
+from research.write import Caller
+from run.batch import TraceWriter
+from run.execute import checked_models
+from run.store import Run, RunStore
+from tasks.taskfile import Task
+from tools.mcp import load_specs, mcp_session
+from tools.web.session import web_session
+
+QUIET = ("not started", "stopped")  # statuses whose reason the partial note has already given
+WRITER_TRACE = "writer.jsonl"  # the planning, writing and repair calls, in the run's traces/
+
+
+class Progress:
+    """What a research run tells as it goes; this one tells nothing (the command and the web app subclass it)."""
+
+    def line(self, text: str) -> None:
+        """A line about the run (the plan's fallback, the phase)."""
+
+    def planned(self, plan: list[SubQuestion]) -> None:
+        """The plan is made (or read back on --resume)."""
+
+    @contextlib.contextmanager
+    def researching(self, todo: list[Task]) -> Iterator[None]:
+        """Around the sub-questions' research."""
+        yield
+
+    def on_event(self, task: Task, event: Event) -> None:
+        """An agent event of a sub-question's task."""
+
+    def on_record(self, record: TaskRecord) -> None:
+        """A sub-question's task finished."""
+
+
+@dataclass
+class Research:
+    """A research question with its files, settings and run store; `run` does the whole of it."""
+
+    settings: Settings
+    question: str
+    store: RunStore
+    files: list[Path] = field(default_factory=list)
+    breadth: int = MOST
+    concurrency: int | None = None  # sub-questions researched at once (None: all of them)
+    progress: Progress = field(default_factory=Progress)
+    stop: threading.Event = field(default_factory=threading.Event)
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+    limits: RateLimits | None = None
+    tracing: Any = None
+    output: Path | None = None  # the report the command writes (checked before any model call)
+    run_dir: Path | None = None
+
+    def run(self, resume: Run | None = None) -> ResearchReport:
+        """Plan, research, write, check; the delivered report (also kept in the run store)."""
+        llm, summary_llm = checked_models(self.settings, self.output, self.limits)
+        spec = model_specs(llm)[0]
+        budget = RunBudget.from_settings(self.settings, llm)
+        run = resume or self.store.create(KIND, " ".join(self.question.split()), replace(self.settings, model=spec))
+        self.run_dir, research = run.dir, ResearchRun(run)
+        settings = run.apply(self.settings)
+        trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
+        call = Caller(llm, settings, budget, trace, self.stop)
+        try:
+            report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
+                                                               self.tracing, self.stop, self.write_lock))
+        except BaseException:
+            run.finish(tasks=0, answered=0, cost=call.cost, status="failed")
+            raise
+        finally:
+            if trace is not None:
+                trace.close()
+        run.finish(tasks=len(report.plan), answered=sum(s.answered for s in report.plan), cost=report.cost,
+                   status="stopped" if self.stop.is_set() else "finished")
+        return report
+
+    def _run(self, settings: Settings, research: ResearchRun, call: Caller, gather: Gather) -> ResearchReport:
+        stored = research.plan()
+        spent_before = float(stored.get("spent") or 0.0) if stored else 0.0
+        plan = self._plan(call, stored)
+        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan], None)
+        self.progress.planned(plan)
+        tasks = sub_tasks(plan, self.question, self.files)
+        records = research.records()
+        todo = [t for t in tasks if not finished(records.get(t.key))]
+        gather.on_event, gather.on_record = self.progress.on_event, self.progress.on_record
+        with self.progress.researching(todo), mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), \
+                web_session(settings):
+            gather.run(todo, self.files, self.concurrency)
+        records = research.records()
+        found = [self._found(sub, task, records.get(task.key), gather) for sub, task in zip(plan, tasks, strict=True)]
+        report = ResearchReport(self.question, plan=plan, run_id=research.run.id, model=gather.spec,
+                                finished=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        report.partial = self._partial(plan, gather, call)
+        self.progress.line("writing the report and checking every citation")
+        writer = None if self.stop.is_set() or _exhausted(gather) else call
+        texts = compose(self.question, plan, found, writer, report)
+        report.cost = _total(list(records.values()), call.cost, spent_before)
+        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan],
+                           (call.cost or 0.0) + spent_before if call.cost is not None else None)
+        save_report(research.dir, report, texts)
+        return report
+
+    def _plan(self, call: Caller, stored: dict[str, Any] | None) -> list[SubQuestion]:
+        """The stored plan (--resume), else one planning call; the question itself when it gives none."""
+        if stored and stored.get("sub_questions"):
+            return [SubQuestion(i, str(q)) for i, q in enumerate(stored["sub_questions"], start=1)]
+        prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files])
+        try:
+            subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, self.breadth)
+        except (LLMError, StopRequested) as exc:
+            if self.stop.is_set():
+                raise StopRequested() from exc
+            self.progress.line(f"the planning call failed ({exc}): researching the question as it is")
+            subs = []
+        if not subs:
+            self.progress.line("the plan gave no sub-questions: researching the question as it is")
+        return [SubQuestion(i, q) for i, q in enumerate(subs or [" ".join(self.question.split())], start=1)]
+
+    def _found(self, sub: SubQuestion, task: Task, record: TaskRecord | None, gather: Gather) -> Found:
+        """What the sub-question gave; its line in the plan says how its research went."""
+        if record is None:
+            sub.status = "stopped" if self.stop.is_set() else "not started"
+            sub.error = "stopped by the user" if self.stop.is_set() else _exhausted(gather)
+            return Found(None, [], [])
+        f = gather.found(record)
+        sub.status, sub.answered, sub.cost, sub.seconds = record.status, f.answer is not None, record.cost, \
+            record.seconds
+        sub.error, sub.sources = record.error, len(f.read)
+        return f
+
+    def _partial(self, plan: list[SubQuestion], gather: Gather, call: Caller) -> str | None:
+        """Why the report is partial: a stop, the cost cap, sub-questions that gave nothing; None when whole."""
+        reasons = []
+        if self.stop.is_set():
+            reasons.append("the research was stopped by the user")
+        if _exhausted(gather):
+            reasons.append(str(_exhausted(gather)))
+        missing = [s for s in plan if not s.answered]
+        if missing:
+            reasons.append(f"{len(missing)} of {len(plan)} sub-questions gave no findings ("
+                           + "; ".join(f"{s.n}: {s.status if s.status in QUIET else s.error or s.status}"
+                                       for s in missing) + ")")
+        return "; ".join(reasons) or None
+
+
+def _exhausted(gather: Gather) -> str | None:
+    """Why the run's cost cap keeps anything new from starting, or None."""
+    return gather.budget.exhausted if gather.budget is not None else None
+
+
+def _total(records: list[TaskRecord], own: float | None, before: float) -> float | None:
+    """What the whole research cost: every sub-question, planning and writing (None: a price is unknown)."""
+    costs = [r.cost for r in records]
+    if own is None or any(c is None for c in costs):
+        return None
+    return own + before + sum(c for c in costs if c is not None)

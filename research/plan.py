@@ -1,0 +1,37 @@
+"""The plan: one model call that breaks the question into sub-questions, returned as a numbered list."""
+
+from __future__ import annotations
+
+import re
+
+LEAST, MOST = 3, 8  # sub-questions the prompt asks for by default; --breadth N asks for at most N
+PROMPT = """You plan a piece of research. Break the question below into {span} sub-questions that can each be \
+researched on the web on its own and that together answer the question.{files}
+
+Question: {question}
+
+Reply with the sub-questions only, as a numbered list (1. ..., 2. ...), one per line."""
+_ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+?)\s*$")
+_EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
+
+
+def plan_prompt(question: str, breadth: int, files: list[str]) -> str:
+    """The planning call's prompt: asks for LEAST to `breadth` sub-questions (exactly `breadth` when it is
+    smaller than LEAST)."""
+    span = f"{min(LEAST, breadth)} to {breadth}" if breadth > min(LEAST, breadth) else f"{breadth}"
+    attached = f"\nThe files {', '.join(files)} come with the question; each sub-question's research can read " \
+               "them." if files else ""
+    return PROMPT.format(span=span, files=attached, question=question.strip())
+
+
+def parse_plan(reply: str, breadth: int) -> list[str]:
+    """The sub-questions of the reply's numbered (or bulleted) list, at most `breadth`, each once."""
+    found: list[str] = []
+    for line in reply.splitlines():
+        m = _ITEM.match(line)
+        if not m:
+            continue
+        text = " ".join(_EMPHASIS.sub("", m.group(1)).split())
+        if len(text) > 3 and text.lower() not in (f.lower() for f in found):
+            found.append(text)
+    return found[:breadth]

@@ -1,0 +1,137 @@
+"""Check and repair before delivery: every claim against the text of the source it cites (sources/check.py).
+
+Failing claims (fabricated, not_read, wrong_source, unsupported) go back to the writer once, each named with
+its verdict and what the sources say (for a wrong source: the sources that do hold its facts). The revised
+report is checked again; a claim that still fails is marked `⚠ unsupported (verdict)` where it stands, and a
+citation of a source that does not exist loses its number (it could only point at a wrong one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from report.research import MARK
+from report.sources import verdict_label
+from sources.check import (
+    FABRICATED,
+    FAILING,
+    MARKER,
+    NOT_READ,
+    SUPPORTED,
+    WRONG_SOURCE,
+    Citation,
+    check_citations,
+    markers,
+)
+from sources.ledger import SourceLedger
+from sources.verify import best_passage
+
+PROMPT = """Your report below was checked claim by claim against the text of the sources it cites. These \
+claims failed the check:
+
+{failures}
+
+Revise the report. For each failing claim: re-point it to a source that supports it, drop it, or rewrite \
+it to say only what the source it cites says. Change nothing else, keep the sections and the [n] markers \
+of the other claims. Reply with the whole revised report in Markdown and nothing else.
+
+Sources:
+{headers}
+
+Report:
+{report}"""
+_MARKED = re.compile(r"\s*" + re.escape(MARK) + r"(?: \([a-z ]+\))?")
+_CLOSING = re.compile(r"(?P<stop>[.!?][\"”’)]*)(?P<markers>(?:\s*\[[\d,;\s–-]+\])*)\s*$")
+PASSAGE = 300  # characters of the cited source's best passage shown with an unsupported claim
+
+
+@dataclass(frozen=True)
+class Failing:
+    """One failing claim of a check: its text, its verdict (the worst of its citations) and what to tell."""
+
+    claim: str
+    verdict: str
+    hint: str
+
+
+def failing(citations: Sequence[Citation], ledger: SourceLedger) -> list[Failing]:
+    """The failing claims, once each, with a hint the writer can act on."""
+    out: dict[str, Failing] = {}
+    for c in citations:
+        if c.verdict not in FAILING or c.claim in out:
+            continue
+        out[c.claim] = Failing(c.claim, c.verdict, _hint(c, ledger))
+    return list(out.values())
+
+
+def _hint(c: Citation, ledger: SourceLedger) -> str:
+    if c.verdict == FABRICATED:
+        return f"[{c.n}] is not one of the sources; cite one of those listed, or drop the claim"
+    if c.verdict == NOT_READ:
+        return f"{c.url} was never read: write no URL; cite a listed source by its number, or drop the claim"
+    holders = supporting(c.claim, ledger)
+    if c.verdict == WRONG_SOURCE and holders:
+        return "its facts are in " + ", ".join(f"[{n}]" for n in holders) + f", not in [{c.n}]"
+    source = ledger.number(c.n) if c.n is not None else None
+    said = " ".join(best_passage(bare(c.claim), source.text).split())[:PASSAGE] if source else ""
+    return f"no source read states its facts; [{c.n}] says: \u201c{said}\u201d" if said else \
+        "no source read states its facts"
+
+
+def unmarked(claim: str) -> str:
+    """The claim without the mark this module put after it."""
+    return _MARKED.sub("", claim).strip()
+
+
+def bare(claim: str) -> str:
+    """The claim without its `[n]` markers."""
+    return " ".join(MARKER.sub(" ", unmarked(claim)).split())
+
+
+def supporting(claim: str, ledger: SourceLedger) -> list[int]:
+    """The read sources whose text supports the claim's facts on its own."""
+    text = bare(claim)
+    out = []
+    for s in ledger.read_sources():
+        verdicts = [c.verdict for c in check_citations(f"{text} [{s.n}]", ledger) if c.n == s.n]
+        if verdicts and verdicts[0] == SUPPORTED:
+            out.append(s.n or 0)
+    return out
+
+
+def repair_prompt(report: str, failures: Sequence[Failing], headers: Sequence[str]) -> str:
+    """The repair call's prompt: the failing claims with their verdicts and hints, the sources, the report."""
+    lines = [f"- \u201c{bare(f.claim)}\u201d ({', '.join(_cited(f.claim)) or 'no marker'}): "
+             f"{verdict_label(f.verdict)}: {f.hint}" for f in failures]
+    return PROMPT.format(failures="\n".join(lines), headers="\n".join(headers), report=report.strip())
+
+
+def _cited(claim: str) -> list[str]:
+    return [m.group(0) for m in MARKER.finditer(claim)]
+
+
+def mark(report: str, citations: Sequence[Citation], ledger: SourceLedger) -> str:
+    """The report with `⚠ unsupported (verdict)` after each claim that fails, fabricated numbers removed."""
+    for f in failing(citations, ledger):
+        claim = f.claim
+        if f.verdict == FABRICATED:
+            claim = re.sub(r"\s*" + MARKER.pattern, lambda m: _keep_read(m.group(0), ledger), claim).strip()
+        label = "" if f.verdict == "unsupported" else f" ({verdict_label(f.verdict)})"
+        report = report.replace(f.claim, marked(claim, MARK + label), 1)
+    return report
+
+
+def marked(claim: str, mark_text: str) -> str:
+    """The claim with the mark after its words and markers, before its closing stop (so it stays one sentence)."""
+    m = _CLOSING.search(claim)
+    if m is None:
+        return f"{claim} {mark_text}"
+    return f"{claim[:m.start()]}{m.group('markers')} {mark_text}{m.group('stop')}"
+
+
+def _keep_read(marker: str, ledger: SourceLedger) -> str:
+    """A marker keeping only the numbers of sources that were read ("" when none is left)."""
+    kept = [n for n in markers(marker) if ledger.number(n) is not None]
+    return " [" + ", ".join(map(str, kept)) + "]" if kept else ""

@@ -1,0 +1,120 @@
+"""The writer: findings and `[n] Title — URL` lines in, Markdown sections with `[n]` after each claim out.
+
+A reply cut off at max_tokens is continued (CONTINUATIONS more calls); if it is still cut, the text ends at
+its last whole sentence with a note saying so, never mid-sentence. Model calls go through `Caller`: each
+is charged to the run's caps and written to the run's writer trace.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import Event
+from config import Settings
+from core import cancellation
+from core.chat import ChatModel, Completion, Message
+from core.errors import LLMError, StopRequested
+from providers.budget import RunBudget, last_call
+from run.batch import TraceWriter
+
+CONTINUATIONS = 2
+CUT_NOTE = "*⚠ The writer's reply was cut off here at the model's output limit (--max-tokens); the rest is missing.*"
+CONTINUE = ("Your reply was cut off at the output limit. Continue exactly where it stopped: do not repeat "
+            "anything, do not start again.")
+PROMPT = """You write a research report that answers the question below from the research done for it.
+
+Question: {question}
+
+Sources (the only ones you may cite, by their number):
+{headers}
+
+Findings, one per sub-question (their [n] markers already use the numbers above):
+
+{findings}
+
+Write the report in Markdown: sections, each starting with a `## ` heading, in an order that answers the \
+question. Put [n] right after each claim you take from source n. State only what the findings say, with the \
+figures as they give them; cite no other source and write no URL. No title line and no list of sources at \
+the end (they are added for you)."""
+_SENTENCE_END = re.compile(r"""[.!?]["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s|$)""")
+
+
+@dataclass
+class Caller:
+    """The research's own model calls (plan, writer, repair): under the run's caps, each in the writer trace."""
+
+    llm: ChatModel
+    settings: Settings
+    budget: RunBudget | None = None
+    trace: TraceWriter | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    cost: float | None = 0.0
+    calls: int = 0
+    tokens: int = 0
+
+    def __call__(self, messages: list[Message], purpose: str) -> Completion:
+        """One call (a cap, a failed call or a stop raises: LLMError or StopRequested)."""
+        if self.stop.is_set():
+            raise StopRequested()
+        model = self.budget.task_models(self.llm, None)[0] if self.budget is not None else self.llm
+        try:
+            with cancellation.scope(self.settings.task_timeout, stop=self.stop), last_call():
+                completion = model.complete(messages, max_tokens=self.settings.max_tokens,
+                                            temperature=self.settings.temperature)
+        except LLMError as exc:
+            for billed in exc.billed:
+                self._count(billed)
+            raise
+        self._count(completion)
+        if self.trace is not None:
+            self.trace(Event("llm_call", self.calls, {
+                "purpose": purpose, "messages": messages, "completion": completion.text, "model": completion.model,
+                "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+                "finish_reason": completion.finish_reason, "cost": completion.cost, "latency": completion.latency}))
+        return completion
+
+    def _count(self, c: Completion) -> None:
+        self.calls += 1
+        self.tokens += c.prompt_tokens + c.completion_tokens
+        self.cost = None if self.cost is None or (c.cost is None and not c.cached) else self.cost + (c.cost or 0.0)
+
+
+def write_prompt(question: str, headers: Sequence[str], findings: Sequence[tuple[str, str]]) -> str:
+    """The writer's prompt: the question, the numbered sources, each sub-question's findings."""
+    shown = "\n\n".join(f"### {q}\n{a.strip()}" for q, a in findings)
+    return PROMPT.format(question=question.strip(), headers="\n".join(headers), findings=shown)
+
+
+def complete_text(call: Caller, messages: list[Message], purpose: str) -> tuple[str, bool]:
+    """The reply, continued while it is cut off at max_tokens; (text, still cut off)."""
+    text = ""
+    for _ in range(1 + CONTINUATIONS):
+        asked: list[Message] = messages if not text else [
+            *messages, {"role": "assistant", "content": text}, {"role": "user", "content": CONTINUE}]
+        reply = call(asked, purpose)
+        text += reply.text
+        if reply.finish_reason != "length":
+            return text, False
+    return text, True
+
+
+def end_whole(text: str) -> str:
+    """A cut-off text ended at its last whole sentence (or line), with a note saying it was cut."""
+    ends = list(_SENTENCE_END.finditer(text))
+    line_end = text.rstrip().rfind("\n")
+    cut = max(ends[-1].end() if ends else 0, line_end if line_end > 0 else 0)
+    return text[:cut].rstrip() + "\n\n" + CUT_NOTE + "\n"
+
+
+def findings_report(findings: Sequence[tuple[str, str]]) -> str:
+    """The report without a writer (a cap, a stop or a failed writer): a section per answered sub-question."""
+    return "\n\n".join(f"## {' '.join(q.split())}\n\n{a.strip()}" for q, a in findings if a.strip()) + "\n"
+
+
+def headers_of(ledger: Any) -> list[str]:
+    """`[n] Title — URL` for each source of the pooled ledger."""
+    return [s.header() for s in ledger.read_sources()]

@@ -1,0 +1,198 @@
+"""`main.py research` end to end: a scripted model on loopback plans, researches loopback pages and writes;
+every citation of the delivered report is checked against the text those pages gave."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.deep_research import Sub, World, cut_reply, page
+from tests.fakes.loopback import LoopbackServer, Response
+from tests.fakes.providers import openai_error
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "openai:gpt-4.1-mini"
+QUESTION = "How are the Rhine and the Danube used for shipping?"
+PLAN = ["How much freight does the Rhine carry?", "How long is the navigable Danube?"]
+RHINE = page("Rhine freight", "The Rhine carried 187 million tonnes of freight in 2022.\n\n"
+                              "Duisburg is the largest inland port on the river.")
+DANUBE = page("Danube waterway", "The Danube is navigable for 2,415 km from Kelheim to the Black Sea.\n\n"
+                                 "It crosses ten countries.")
+FINDINGS = {PLAN[0]: Sub(["/rhine"], "The Rhine carried 187 million tonnes of freight in 2022 [1]."),
+            PLAN[1]: Sub(["/danube"], "The Danube is navigable for 2,415 km [1].")}
+GOOD = ("## Rhine\n\nThe Rhine carried 187 million tonnes of freight in 2022 [1].\n\n"
+        "## Danube\n\nThe Danube is navigable for 2,415 km [2].\n")
+BAD = GOOD + ("\n## Outlook\n\nThe Rhine carried 9 million containers in 2022 [1]. "
+              "The Danube is navigable for 2,415 km [1]. Traffic doubled since 1990 [7].\n")
+
+
+def world(writer: Any = None, repair: Any = None, subs: dict[str, Sub] | None = None,
+          pages: dict[str, Response] | None = None, plan: list[str] | None = None) -> World:
+    return World(QUESTION, plan or PLAN, subs or dict(FINDINGS), {"/rhine": RHINE, "/danube": DANUBE} if pages is None
+                 else pages, writer=writer or (lambda prompt: GOOD), repair=repair)
+
+
+def research(server: LoopbackServer, tmp: Path, *extra: str, question: str = QUESTION,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "OPENAI_API_KEY": "sk-test", "SCRAPE_ALLOW_PRIVATE_URLS": "1", "SCRAPE_HOST_GAP": "0",
+                "AGENT_SEARCH": "0", "AGENT_MAX_RETRIES": "0", **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), "research", question, "-o", "report.md",
+                           "--model", MODEL, "--base-url", server.url + "/v1", *extra],
+                          cwd=tmp, env=full_env, capture_output=True, text=True, timeout=180)
+
+
+def run_with(w: World, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    with LoopbackServer(w) as server:
+        w.base = server.url
+        return research(server, tmp, *extra)
+
+
+def stored(tmp: Path) -> dict[str, Any]:
+    runs = sorted((tmp / "runs").iterdir())
+    return json.loads((runs[-1] / "report.json").read_text())
+
+
+def test_a_report_with_sections_one_source_list_and_every_citation_checked(tmp_path: Path) -> None:
+    w = world()
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"Plan:\n1. {PLAN[0]}\n2. {PLAN[1]}")
+    assert w.calls == {"plan": 1, "task": 4, "write": 1}  # two steps per sub-question; nothing to repair
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith(f"# Research report: {QUESTION}")
+    assert "**2 claims: 2 supported, 0 unsupported, 0 wrong source, 0 fabricated, 0 not read**" in report
+    assert "## Rhine\n\nThe Rhine carried 187 million tonnes of freight in 2022 [1]." in report
+    base = re.search(r"\(<(http://127\.0\.0\.1:\d+)/rhine>\)", report)
+    assert base is not None
+    assert f"1. [Rhine freight](<{base.group(1)}/rhine>)" in report
+    assert f"2. [Danube waterway](<{base.group(1)}/danube>)" in report
+    assert "⚠" not in report
+    html = (tmp_path / "report.html").read_text()
+    assert '<a href="#source-1">1</a>' in html and "Content-Security-Policy" in html and "<script" not in html
+    # the writer saw one source list with the findings renumbered to it (the Danube's own [1] is [2])
+    assert "[2] Danube waterway — " in w.prompts["write"][0]
+    assert "The Danube is navigable for 2,415 km [2]." in w.prompts["write"][0]
+    run = sorted((tmp_path / "runs").iterdir())[-1]
+    assert "187 million tonnes" in (run / "sources" / "1.txt").read_text()  # what [1] was judged against
+    listed = json.loads(main_py(tmp_path, "runs", "--json").stdout)
+    assert (listed["kind"], listed["title"], listed["tasks"], listed["answered"]) == ("research", QUESTION, 2, 2)
+    (tmp_path / "report.md").unlink()
+    rebuilt = main_py(tmp_path, "report", run.name, "-o", "again.md")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert (tmp_path / "again.md").read_text() == report and (tmp_path / "again.html").is_file()
+
+
+def main_py(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], cwd=tmp, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "AGENT_ENV_FILE": str(tmp / "no.env")})
+
+
+def test_estimate_prices_the_plan_the_sub_questions_and_the_writer_without_a_call(tmp_path: Path) -> None:
+    proc = main_py(tmp_path, "research", QUESTION, "--model", MODEL, "--breadth", "4", "--estimate",
+                   "--max-run-cost", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "up to 4 sub-questions" in proc.stdout and "model openai:gpt-4.1-mini, $0.40 in / $1.60 out" in proc.stdout
+    assert re.search(r"expected cost: \$0\.\d{4} \(sub-questions: assumed 8 calls a task", proc.stdout)
+    assert "worst case: $2.00 (--max-run-cost $2.00" in proc.stdout
+    assert not (tmp_path / "runs").exists()
+
+
+def test_failing_claims_go_back_once_and_what_still_fails_is_marked(tmp_path: Path) -> None:
+    def repair(prompt: str) -> str:  # fixes the wrong source, leaves the invented figure, drops nothing else
+        assert "wrong source: its facts are in [2], not in [1]" in prompt
+        assert "fabricated: [7] is not one of the sources" in prompt and "unsupported" in prompt
+        return BAD.replace("2,415 km [1]. Traffic", "2,415 km [2]. Traffic")
+
+    w = world(writer=lambda prompt: BAD, repair=repair)
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert w.calls["write"] == 1 and w.calls["repair"] == 1
+    report = (tmp_path / "report.md").read_text()
+    assert "The Rhine carried 9 million containers in 2022 [1] ⚠ unsupported. " in report
+    assert "Traffic doubled since 1990 ⚠ unsupported (fabricated)." in report  # its [7] named no source: gone
+    assert "The Danube is navigable for 2,415 km [2]. Traffic" in report  # repaired by the writer
+    assert "**5 claims: 3 supported, 1 unsupported, 0 wrong source, 1 fabricated, 0 not read** · 2 claims marked" \
+        in report
+    data = stored(tmp_path)
+    assert len(data["repair"]["failing"]) == 3 and len(data["repair"]["still_failing"]) == 2
+    assert "3 failed the first check, 1 repaired by the writer, 2 marked ⚠ unsupported" in proc.stderr
+
+
+def test_a_cap_that_stops_the_research_midway_gives_a_partial_report_and_resume_runs_only_the_rest(
+        tmp_path: Path) -> None:
+    costly = {q: Sub(sub.paths, sub.answer, prompt_tokens=100_000) for q, sub in FINDINGS.items()}  # $0.04 a call
+    w = world(subs=costly)
+    proc = run_with(w, tmp_path, "--max-run-cost", "0.05", "--concurrency", "1")
+    assert proc.returncode == 1, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith(f"# Partial research report: {QUESTION}")
+    assert ("> **Partial report:** the run's cost cap of $0.0500 (--max-run-cost) was reached; 1 of 2 "
+            "sub-questions gave no findings (2: not started)") in report
+    assert f"2. {PLAN[1]} — **not answered** (not started: the run's cost cap of $0.0500" in report
+    assert "write" not in w.calls  # no money left for the writer: the findings are the sections
+    assert "## How much freight does the Rhine carry?\n\nThe Rhine carried 187 million tonnes of freight in " \
+           "2022 [1]." in report
+    assert re.search(r"resume with: python \S*main.py research .* --resume", proc.stderr)
+    w2 = world()
+    proc = run_with(w2, tmp_path, "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert w2.calls == {"task": 2, "write": 1}  # no new plan; only the Danube's sub-question ran
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith("# Research report:") and "2,415 km [2]" in report
+    assert len(list((tmp_path / "runs").iterdir())) == 1  # the same run, continued
+
+
+def test_a_dead_sub_question_is_named_and_the_rest_is_reported(tmp_path: Path) -> None:
+    subs = dict(FINDINGS)
+    subs[PLAN[1]] = Sub([], openai_error(429, "Rate limit reached for requests", type_="requests",
+                                         code="rate_limit_exceeded"))
+    w = world(subs=subs, writer=lambda prompt: "## Rhine\n\nThe Rhine carried 187 million tonnes of freight in "
+                                              "2022 [1].\n")
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith("# Partial research report:")
+    assert "1 of 2 sub-questions gave no findings (2: " in report and "Rate limit reached" in report
+    assert f"2. {PLAN[1]} — **not answered** (error: " in report
+    assert "**1 claims: 1 supported" in report
+
+
+def test_a_writer_reply_cut_off_at_max_tokens_is_continued(tmp_path: Path) -> None:
+    def writer(prompt: str) -> Any:
+        if prompt.startswith("CONTINUE:"):
+            return "gable for 2,415 km [2].\n"
+        return cut_reply(GOOD[:GOOD.index("gable")])
+
+    w = world(writer=writer)
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert w.calls["write"] == 2
+    assert "The Danube is navigable for 2,415 km [2]." in (tmp_path / "report.md").read_text()
+
+
+def test_a_writer_reply_still_cut_off_ends_at_a_whole_sentence_and_says_so(tmp_path: Path) -> None:
+    w = world(writer=lambda prompt: cut_reply("The Rhine carried 187 million tonnes of freight in 2022 [1]. "
+                                              "The Danube is navi") if not prompt.startswith("CONTINUE:")
+              else cut_reply(" and so"))
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert w.calls["write"] == 3  # the reply and two continuations
+    report = (tmp_path / "report.md").read_text()
+    assert "freight in 2022 [1].\n\n*⚠ The writer's reply was cut off here at the model's output limit" in report
+    assert "Danube is navi" not in report and "and so" not in report
+
+
+def test_when_nothing_could_be_read_no_report_with_citations_is_made_up(tmp_path: Path) -> None:
+    w = world(pages={})
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith(f"# No report: nothing could be read: {QUESTION}")
+    assert "Nothing could be read for this question" in report and "claims:" not in report
+    assert re.search(r"- \[http://127\.0\.0\.1:\d+/rhine\]\(<[^>]+>\) — [^\n]*404", report)
+    assert "write" not in w.calls and "[1]" not in report.split("## Sources")[0]
