@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.deep_research import Sub, World, cut_reply, page
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import openai_error
+from tests.fakes.ray_cluster import clean_env, ray_available
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "openai:gpt-4.1-mini"
@@ -196,3 +200,65 @@ def test_when_nothing_could_be_read_no_report_with_citations_is_made_up(tmp_path
     assert "Nothing could be read for this question" in report and "claims:" not in report
     assert re.search(r"- \[http://127\.0\.0\.1:\d+/rhine\]\(<[^>]+>\) — [^\n]*404", report)
     assert "write" not in w.calls and "[1]" not in report.split("## Sources")[0]
+
+
+def test_ctrl_c_stops_the_research_and_the_report_is_written_from_what_was_found(tmp_path: Path) -> None:
+    subs = dict(FINDINGS)
+    subs[PLAN[1]] = Sub(["/danube"], "The Danube is navigable for 2,415 km [1].", delay=3.0)
+    w = world(subs=subs)
+    with LoopbackServer(w) as server:
+        w.base = server.url
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "SCRAPE_ALLOW_PRIVATE_URLS": "1", "SCRAPE_HOST_GAP": "0",
+               "AGENT_SEARCH": "0"}
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "research", QUESTION, "-o", "report.md",
+                                 "--model", MODEL, "--base-url", server.url + "/v1"], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("[1/2] sub-01-"):  # the Rhine is done, the Danube's model is still thinking
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith("# Partial research report:")
+    assert "> **Partial report:** the research was stopped by the user" in report
+    assert "The Rhine carried 187 million tonnes of freight in 2022 [1]." in report
+    assert f"2. {PLAN[1]} — **not answered** (stopped: stopped by the user)" in report
+    assert "write" not in w.calls
+
+
+def test_files_given_with_the_question_are_in_every_sub_question_and_cited_like_pages(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("Our barges carried 41,200 tonnes on the Rhine in 2024.\n")
+    (tmp_path / "costs.csv").write_text("river,eur_per_tonne\nrhine,12\n")
+    subs = {PLAN[0]: Sub(["file:notes.txt"], "Our barges carried 41,200 tonnes on the Rhine in 2024 [1]."),
+            PLAN[1]: Sub(["file:notes.txt", "/danube"], "The Danube is navigable for 2,415 km [2].")}
+    w = world(subs=subs, writer=lambda prompt: "## Our traffic\n\nOur barges carried 41,200 tonnes on the Rhine in "
+                                               "2024 [1]. The Danube is navigable for 2,415 km [2].\n")
+    proc = run_with(w, tmp_path, "--file", "notes.txt", "--file", "costs.csv")
+    assert proc.returncode == 0, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert "1. `notes.txt`" in report and "2. [Danube waterway]" in report  # one entry, read by both
+    assert "**2 claims: 2 supported" in report
+    assert "Attached files (in your workspace): notes.txt, costs.csv." in w.prompts["task"][0]
+    assert "The files notes.txt, costs.csv come with the question" in w.prompts["plan"][0]
+    run = sorted((tmp_path / "runs").iterdir())[-1]
+    assert sorted(p.name for p in (run / "workspace").glob("sub-*/costs.csv")) == ["costs.csv", "costs.csv"]
+
+
+@pytest.mark.skipif(ray_available() is not None, reason=str(ray_available()))
+def test_with_executor_ray_the_sub_questions_run_on_a_cluster_and_their_sources_come_back(tmp_path: Path) -> None:
+    w = world(writer=lambda prompt: BAD, repair=lambda prompt: GOOD)
+    with LoopbackServer(w) as server:
+        w.base = server.url
+        env = clean_env(tmp_path / "home", OPENAI_API_KEY="sk-test", SCRAPE_ALLOW_PRIVATE_URLS="1",
+                        SCRAPE_HOST_GAP="0", AGENT_SEARCH="0", AGENT_ENV_FILE=str(tmp_path / "no.env"))
+        proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "research", QUESTION, "-o", "report.md",
+                               "--model", MODEL, "--base-url", server.url + "/v1", "--executor", "ray"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert w.calls["repair"] == 1  # the texts came back from the nodes: the bad citations were found
+    report = (tmp_path / "report.md").read_text()
+    assert "**2 claims: 2 supported" in report and "2. [Danube waterway]" in report
+    run = sorted((tmp_path / "runs").iterdir())[-1]
+    assert len(list((run / "traces").glob("sub-*.jsonl"))) == 2  # written by the driver, from the nodes

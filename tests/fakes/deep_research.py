@@ -41,7 +41,7 @@ def page(title: str, body: str) -> Response:
 class Sub:
     """One sub-question's research: the paths it scrapes in order, then its answer (or a reply standing in)."""
 
-    paths: list[str]
+    paths: list[str]  # "/page" is scraped from the site; "file:NAME" is read from the workspace
     answer: Reply
     delay: float = 0.0  # seconds each of its model replies takes
     prompt_tokens: int = 10  # the usage each of its replies reports (what it costs at the model's price)
@@ -94,8 +94,10 @@ class World:
             return openai_reply("Final Answer: no script for this sub-question")
         turns = sum(1 for m in messages if m["role"] == "assistant")
         if turns < len(sub.paths):
-            url = self.base + sub.paths[turns]
-            reply = openai_reply(f'Thought: read it\nAction: scrape\nAction Input: {json.dumps({"url": url})}',
+            path = sub.paths[turns]
+            tool, args = ("read_file", {"path": path[5:]}) if path.startswith("file:") else \
+                ("scrape", {"url": self.base + path})
+            reply = openai_reply(f"Thought: read it\nAction: {tool}\nAction Input: {json.dumps(args)}",
                                  prompt_tokens=sub.prompt_tokens)
         else:
             reply = _response(sub.answer, final=True, prompt_tokens=sub.prompt_tokens)
