@@ -26,6 +26,7 @@ from report.html.guard import Guard, content_security_policy, script_hash
 from run.conversation import Conversation
 from run.store import Run, RunStore
 from ui.middleware import GuardMiddleware
+from ui.research import ResearchHub, research_routes
 from ui.sessions import Busy, Hub, LiveConversation
 from ui.views import history, past_session
 
@@ -37,11 +38,13 @@ _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 _RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
 
-def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conversation]) -> Starlette:
+def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conversation],
+              research: ResearchHub | None = None) -> Starlette:
     """The app behind its guard: nothing is served to a foreign Host or without the token."""
     hub = Hub(new_conversation)
     app = _Routes(hub, store)
-    routes = [Route("/", app.index), Route("/api/history", app.history), Route("/api/ask", app.ask, methods=["POST"]),
+    routes = research_routes(research, _stream, _save_upload) if research is not None else []  # Deep research
+    routes += [Route("/", app.index), Route("/api/history", app.history), Route("/api/ask", app.ask, methods=["POST"]),
               Route("/api/conversations/{run_id}", app.conversation), Route("/api/events/{key}", app.events),
               Route("/api/stop/{key}", app.stop, methods=["POST"]),
               Route("/runs/{run_id}/{name:path}", app.results), Mount("/static", StaticFiles(directory=STATIC))]
@@ -51,6 +54,8 @@ def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conv
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
         await anyio.to_thread.run_sync(hub.stop_all)  # Ctrl-C: a running question stops and keeps its record
+        if research is not None:
+            await anyio.to_thread.run_sync(research.stop_all)  # ... and a research writes its partial report
 
     return Starlette(routes=routes, middleware=[Middleware(GuardMiddleware, guard=guard, csp=csp)],
                      lifespan=lifespan, max_body_size=MAX_UPLOAD + (1 << 20))

@@ -23,6 +23,7 @@ def serve(settings: Settings, port: int) -> int:
         import uvicorn  # start-up: an optional dependency, only this command needs it
 
         from ui.app import build_app  # start-up: Starlette, likewise
+        from ui.research import ResearchHub  # start-up: Starlette, likewise
     except ImportError as exc:
         print(f"error: {INSTALL_HINT} ({exc.name} is missing)", file=sys.stderr)
         return 2
@@ -32,7 +33,8 @@ def serve(settings: Settings, port: int) -> int:
     tracing = start_tracing(settings)  # with an OTLP endpoint each question is a task span of its own trace
     limits = RateLimits(settings.rpm, settings.tpm)  # one limiter per provider for every conversation of the app
     app = build_app(store=store, guard=guard, new_conversation=lambda: Conversation(
-        settings, store, kind="ui", tracing=tracing, limits=limits))
+        settings, store, kind="ui", tracing=tracing, limits=limits),
+        research=ResearchHub(settings, store, limits, tracing))  # the Deep research mode
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     print(f"web app: {guard.url()}  (Ctrl-C stops it; keep the token private)", flush=True)
     try:

@@ -69,5 +69,7 @@ def history(store: RunStore) -> list[dict[str, Any]]:
                 "tasks": info.tasks, "answered": info.answered, "cost": info.cost, "status": info.status}
         if info.kind == "batch":
             item["results"] = f"/runs/{run.id}/results.html"
+        elif info.kind == "research":
+            item["results"] = f"/runs/{run.id}/report.html"
         items.append(item)
     return items

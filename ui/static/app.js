@@ -139,7 +139,7 @@ function loadHistory(){
       var li=el("li"), a=el("a"); a.dataset.id=item.id;
       a.appendChild(el("span","kind",item.kind)); a.appendChild(el("span",null," "+(item.title||"(untitled)")));
       a.appendChild(el("small",null,item.when+" · "+item.answered+"/"+item.tasks+" answered · "+money(item.cost)));
-      if(item.kind==="batch"){ a.href=item.results||"#"; }
+      if(item.results){ a.href=item.results; }
       else { a.href="#"+item.id; a.addEventListener("click",function(ev){ev.preventDefault(); openPast(item,a);}); }
       li.appendChild(a); ul.appendChild(li);
     });

@@ -1,0 +1,117 @@
+"""The web app's Deep research mode (`main.py ui`): the plan and each sub-question's progress stream in, the
+report appears with its verdicts and opens as report.html; over HTTP and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.deep_research import World
+from tests.fakes.loopback import LoopbackServer
+from tests.test_report_html_browser import CHROMIUM, launched
+from tests.test_research import BAD, GOOD, MODEL, PLAN, QUESTION, world
+
+URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
+
+
+@dataclass
+class App:
+    world: World
+    url: str = ""
+    port: int = 0
+    token: str = ""
+    output: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[App]:
+    pytest.importorskip("starlette", reason="starlette not installed (requirements-ui.txt)")
+    w = world(writer=lambda prompt: BAD, repair=lambda prompt: GOOD)
+    with LoopbackServer(w) as server:
+        w.base = server.url
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.url + "/v1", "AGENT_MODEL": MODEL,
+               "SCRAPE_ALLOW_PRIVATE_URLS": "1", "SCRAPE_HOST_GAP": "0", "AGENT_SEARCH": "0",
+               "AGENT_RUNS_DIR": str(tmp_path / "runs")}
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).parent.parent / "main.py"), "ui", "--port", "0"],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        a = App(w)
+        threading.Thread(target=lambda: a.output.extend(proc.stdout or []), daemon=True).start()
+        try:
+            deadline = time.monotonic() + 60
+            while not (m := URL_LINE.search("".join(a.output))) and time.monotonic() < deadline:
+                assert proc.poll() is None, "".join(a.output)
+                time.sleep(0.05)
+            assert m is not None, "".join(a.output)
+            a.url, a.port, a.token = m.group(0), int(m.group(1)), m.group(2)
+            yield a
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def call(app: App, path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
+    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", data=data,
+                                 headers={"Authorization": f"token {app.token}", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=120) as r:  # noqa: S310 (loopback only)
+        body = r.read().decode("utf-8")
+        return json.loads(body) if r.headers.get_content_type() == "application/json" else body
+
+
+def test_a_research_streams_its_plan_and_sub_questions_then_the_checked_report(app: App) -> None:
+    boundary = uuid.uuid4().hex
+    body = (f'--{boundary}\r\nContent-Disposition: form-data; name="question"\r\n\r\n{QUESTION}\r\n'
+            f"--{boundary}--\r\n").encode()
+    started = call(app, "/api/research", body, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    stream = call(app, f"/api/research/{started['research']}/events")
+    events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith('data: {"')]
+    assert events[0] == {"type": "plan", "questions": [{"n": 1, "text": PLAN[0]}, {"n": 2, "text": PLAN[1]}]}
+    done = [e for e in events if e["type"] == "sub" and e.get("done")]
+    assert sorted((e["n"], e["state"], e["sources"]) for e in done) == [(1, "answered", 1), (2, "answered", 1)]
+    assert any(e["type"] == "sub" and e["state"] == "step 1: scrape" for e in events)  # progress before the end
+    report = events[-1]
+    assert report["type"] == "report" and report["report"]["title"] == "Research report"
+    assert [c["verdict"] for c in report["report"]["citations"]] == ["supported", "supported"]
+    assert report["report"]["repair"]["sent_back"] is True and app.world.calls["repair"] == 1
+    page = call(app, report["html"])
+    assert "<h1>Research report: How are the Rhine" in page and "Citations checked" in page
+    history = call(app, "/api/history")["items"]
+    assert (history[0]["kind"], history[0]["results"]) == ("research", report["html"])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
+def test_the_page_has_a_deep_research_mode(app: App) -> None:
+    with launched() as browser:
+        tab = browser.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        tab.goto(app.url)
+        tab.set_default_timeout(60_000)
+        tab.check("#deep")
+        tab.fill("#question", QUESTION)
+        tab.press("#question", "Enter")
+        tab.locator(".research .plan li").nth(1).wait_for()
+        assert tab.locator(".research .plan li").first.inner_text().startswith(PLAN[0])
+        tab.locator(".research .answer").wait_for()
+        answer = tab.locator(".research .answer").inner_text()
+        assert "Research report" in answer and "2 claims: 2 supported" in answer
+        assert "The Danube is navigable for 2,415 km [2]." in answer
+        assert tab.locator(".research .sources a").first.get_attribute("href").endswith("/rhine")
+        assert tab.locator(".research .plan li").first.locator(".state").inner_text() == "answered · 1 sources"
+        assert tab.locator(".research a", has_text="open the full report").get_attribute("href").endswith(
+            "/report.html")
+        assert app.world.calls.get("other") is None and tab.locator(".turn .step").count() == 0  # not a question
+        assert errors == []

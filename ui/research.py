@@ -1,0 +1,211 @@
+"""The web app's Deep research mode: start a research (research/pipeline.py), stream its plan and each
+sub-question's progress, show the report with its verdicts, open its report.html.
+
+A research runs in a worker thread; its events are kept while it runs, as a question's are (sessions.py), and
+served by the app's one event stream; the report itself is the run store's (report.json, report.html).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from agent import Event
+from config import Settings
+from core.errors import ConfigError, LLMError, ResultsWriteError
+from providers.ratelimit import RateLimits
+from report.html.research import write_report
+from report.markdown import TaskRecord
+from report.research import SOURCES_DIR, ResearchReport, SubQuestion
+from research.pipeline import Progress, Research
+from research.plan import MOST
+from run.store import RunStore
+from tasks.taskfile import Task
+
+MAX_QUESTION = 20_000  # characters
+
+
+class ResearchJob(Progress):
+    """One research of the app: its events for the page (plan, sub-question progress, phases, the report)."""
+
+    def __init__(self) -> None:
+        self.key = secrets.token_hex(8)
+        self.events: list[dict[str, Any]] = []
+        self.running = True
+        self.stop = threading.Event()
+        self._changed = threading.Condition()
+
+    def wait(self, seen: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
+        """The events after the first `seen` (waiting up to `timeout` for one), and whether the research is over."""
+        with self._changed:
+            if len(self.events) <= seen and self.running:
+                self._changed.wait(timeout)
+            return self.events[seen:], not self.running
+
+    def push(self, event: dict[str, Any]) -> None:
+        """Add an event for the page."""
+        with self._changed:
+            self.events.append(event)
+            self._changed.notify_all()
+
+    def wait_over(self, timeout: float) -> bool:
+        """Wait until the research has ended (at most `timeout` s); True when it has."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self.running, timeout)
+
+    def finish(self) -> None:
+        """The research is over (its last event is pushed)."""
+        with self._changed:
+            self.running = False
+            self._changed.notify_all()
+
+    def line(self, text: str) -> None:
+        self.push({"type": "phase", "text": text})
+
+    def planned(self, plan: list[SubQuestion]) -> None:
+        self.push({"type": "plan", "questions": [{"n": s.n, "text": s.text} for s in plan]})
+
+    @contextlib.contextmanager
+    def researching(self, todo: list[Task]) -> Iterator[None]:
+        self.line(f"researching {len(todo)} sub-question(s) side by side")
+        yield
+
+    def on_event(self, task: Task, event: Event) -> None:
+        if event.kind == "tool_call":
+            self.push({"type": "sub", "n": task.index, "state": f"step {event.step}: {event.data.get('tool')}"})
+
+    def on_record(self, record: TaskRecord) -> None:
+        read = sum(1 for s in record.sources if s.get("read"))
+        self.push({"type": "sub", "n": record.index, "state": record.status.replace("_", " "), "done": True,
+                   "sources": read, "error": record.error})
+
+
+class ResearchHub:
+    """The app's research jobs by key; each runs the pipeline in a worker thread."""
+
+    def __init__(self, settings: Settings, store: RunStore, limits: RateLimits | None = None,
+                 tracing: Any = None) -> None:
+        self.settings, self.store, self.limits, self.tracing = settings, store, limits, tracing
+        self._jobs: dict[str, ResearchJob] = {}
+        self._lock = threading.Lock()
+
+    def start(self, question: str, files: list[Path], breadth: int, done: Callable[[], None]) -> ResearchJob:
+        """Start a research in the background; its job."""
+        job = ResearchJob()
+        with self._lock:
+            self._jobs[job.key] = job
+        threading.Thread(target=self._run, args=(job, question, files, breadth, done), name="ui-research",
+                         daemon=True).start()
+        return job
+
+    def get(self, key: str) -> ResearchJob | None:
+        """The job with this key, if any."""
+        with self._lock:
+            return self._jobs.get(key)
+
+    def stop_all(self, grace: float = 30.0) -> None:
+        """Stop every running research and wait (at most `grace` s) for its report."""
+        with self._lock:
+            jobs = [j for j in self._jobs.values() if j.running]
+        for job in jobs:
+            job.stop.set()
+        deadline = time.monotonic() + grace
+        for job in jobs:
+            job.wait_over(max(0.0, deadline - time.monotonic()))
+
+    def _run(self, job: ResearchJob, question: str, files: list[Path], breadth: int, done: Callable[[], None]) -> None:
+        research = Research(self.settings, question, self.store, files, breadth, progress=job, stop=job.stop,
+                            limits=self.limits, tracing=self.tracing)
+        try:
+            report = research.run()
+            assert research.run_dir is not None
+            write_report(report, research.run_dir / "report.md", True, research.run_dir / SOURCES_DIR)
+            job.push({"type": "report", "report": report_json(report),
+                      "html": f"/runs/{report.run_id}/report.html"})
+        except (LLMError, ConfigError, ResultsWriteError, OSError) as exc:  # say why, stay up
+            job.push({"type": "failed", "error": str(exc)})
+        finally:
+            done()
+            job.finish()
+
+
+def report_json(report: ResearchReport) -> dict[str, Any]:
+    """What the page shows of a report: title, partial note, body, sources, verdicts, the plan."""
+    data = report.to_json()
+    data["title"] = report.title()
+    data["marked"] = report.marked
+    for c in data["citations"]:
+        c.pop("passage", None)  # report.html has them
+    return data
+
+
+def research_routes(hub: ResearchHub, stream: Callable[[Any], Any], save_upload: Callable[..., Any]) -> \
+        list[BaseRoute]:
+    """The routes of the Deep research mode (the app's event stream and upload saving passed in)."""
+    r = _Routes(hub, stream, save_upload)
+    return [Route("/api/research", r.start, methods=["POST"]), Route("/api/research/{key}/events", r.events),
+            Route("/api/research/{key}/stop", r.stop, methods=["POST"]), Route("/runs/{run_id}/report.html", r.page)]
+
+
+class _Routes:
+    def __init__(self, hub: ResearchHub, stream: Callable[[Any], Any], save_upload: Callable[..., Any]) -> None:
+        self.hub, self.stream, self.save_upload = hub, stream, save_upload
+
+    async def start(self, request: Request) -> Response:
+        """Start a research: the question, an optional breadth and attachment."""
+        async with request.form(max_files=1, max_fields=4) as form:
+            question = str(form.get("question") or "").strip()
+            if not question or len(question) > MAX_QUESTION:
+                return _error(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
+            breadth = str(form.get("breadth") or MOST)
+            if not breadth.isdigit() or not 1 <= int(breadth) <= 20:
+                return _error(400, "breadth: 1 to 20 sub-questions")
+            folder = Path(tempfile.mkdtemp(prefix="agent-ui-research-"))
+            try:
+                files = await self.save_upload(form.get("file"), folder)
+            except Exception as exc:  # the app's own refusal of an upload (larger than it takes)
+                shutil.rmtree(folder, ignore_errors=True)
+                return _error(413, str(exc))
+        job = self.hub.start(question, files, int(breadth), lambda: shutil.rmtree(folder, ignore_errors=True))
+        return JSONResponse({"research": job.key})
+
+    async def events(self, request: Request) -> Response:
+        """The research's events as Server-Sent Events, from the first."""
+        job = self.hub.get(str(request.path_params["key"]))
+        if job is None:
+            return _error(404, "no such research running")
+        return StreamingResponse(self.stream(job), media_type="text/event-stream",
+                                 headers={"X-Accel-Buffering": "no"})
+
+    async def stop(self, request: Request) -> Response:
+        """As Ctrl-C: no new sub-question starts; the report is written from what was found."""
+        job = self.hub.get(str(request.path_params["key"]))
+        if job is None:
+            return _error(404, "no such research running")
+        job.stop.set()
+        return JSONResponse({"stopping": job.running})
+
+    async def page(self, request: Request) -> Response:
+        """A research run's report.html, by run id only."""
+        run_id = str(request.path_params["run_id"])
+        run = await anyio.to_thread.run_sync(lambda: next((r for r in self.hub.store.runs() if r.id == run_id), None))
+        path = run.dir / "report.html" if run is not None and run.info.kind == "research" else None
+        if path is None or not path.is_file():
+            return _error(404, "this run has no research report (rebuild it with `main.py report`)")
+        return FileResponse(path, media_type="text/html; charset=utf-8")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
