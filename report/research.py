@@ -21,7 +21,9 @@ from sources.check import FAILING, claims_line
 REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
 SOURCES_DIR = "sources"  # <run>/sources/<n>.txt: the text source n gave, what its citations were judged against
 MARK = "⚠ unsupported"
-_TAG = re.compile(r"<(?=[A-Za-z/!?])")  # the start of an HTML tag or comment in the writer's Markdown
+_TAG = re.compile(r"<(?!https?://)(?=[A-Za-z/!?])")  # an HTML tag or comment (not an <https://...> link)
+_IMAGE = re.compile(r"!\[")  # an image a Markdown viewer would fetch
+_LINK = re.compile(r"\]\((?!<?https?://)")  # a link to anything but http(s): javascript:, file:, data: ...
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
@@ -111,8 +113,9 @@ def prose(text: str) -> str:
 
 
 def inert(markdown: str) -> str:
-    """The writer's Markdown with no raw HTML: a tag's `<` becomes `&lt;` (Markdown viewers render HTML)."""
-    return _TAG.sub("&lt;", markdown)
+    """The writer's Markdown with no raw HTML (a tag's `<` becomes `&lt;`), no image to fetch and no link but
+    http(s) ones: Markdown viewers render all three."""
+    return _TAG.sub("&lt;", _IMAGE.sub("!\\[", _LINK.sub("]\\(", markdown)))
 
 
 def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from tasks.taskfile import STDIN, Task
 from telemetry.setup import start_tracing
 
 EXIT_OK, EXIT_PARTIAL = 0, 1
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a page or a model could use to drive the terminal
 STOPPING = "stopping: no new sub-question starts; the report is written from what was found (Ctrl-C again quits)"
 
 
@@ -110,7 +112,7 @@ def deliver(args: argparse.Namespace, report: ResearchReport, run: Run, stopper:
     run.save()
     if not args.quiet:
         for line in summary(report, written, run, args.argv if report.partial else None):
-            print(line, file=sys.stderr)
+            print(terminal(line), file=sys.stderr)
     if stopper.requested:
         return int(stopper.exit_code)
     return EXIT_PARTIAL if report.partial or report.nothing_read else EXIT_OK
@@ -142,13 +144,13 @@ class ConsoleProgress(Progress):
 
     def line(self, text: str) -> None:
         if self.console is not None:
-            self.console.line(text)
+            self.console.line(terminal(text))
         elif not self.quiet:
-            print(text, file=sys.stderr, flush=True)
+            print(terminal(text), file=sys.stderr, flush=True)
 
     def planned(self, plan: list[SubQuestion]) -> None:
         if not self.quiet:
-            print("Plan:\n" + "\n".join(f"{s.n}. {s.text}" for s in plan), flush=True)
+            print("Plan:\n" + "\n".join(terminal(f"{s.n}. {s.text}") for s in plan), flush=True)
 
     @contextlib.contextmanager
     def researching(self, todo: list[Task]) -> Iterator[None]:
@@ -168,3 +170,8 @@ class ConsoleProgress(Progress):
         if self.console is not None:
             self.console.on_record(record)
 
+
+
+def terminal(text: str) -> str:
+    """A line with no control characters (an error or a title from outside could carry escape sequences)."""
+    return _CONTROL.sub("?", text)

@@ -51,6 +51,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     if draft.writer:
         report.notes.append(f"The sections are the sub-questions' own findings: {draft.writer}.")
     citations = check_and_repair(draft, ledger, call)
+    draft.repair["writer"] = draft.writer
     body = mark(draft.body, citations, ledger)
     order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
     final, uncited = renumbered(ledger, order)

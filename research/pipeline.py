@@ -14,6 +14,7 @@ and the report is written from what was found, titled partial.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -91,6 +92,9 @@ class Research:
         spec = model_specs(llm)[0]
         budget = RunBudget.from_settings(self.settings, llm)
         run = resume or self.store.create(KIND, " ".join(self.question.split()), replace(self.settings, model=spec))
+        if resume is not None:  # running again: no pruning of its workspace meanwhile
+            run.info.status, run.info.pid, run.info.finished = "running", os.getpid(), None
+            run.save()
         self.run_dir, research = run.dir, ResearchRun(run)
         settings = run.apply(self.settings)
         trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
@@ -112,7 +116,7 @@ class Research:
         stored = research.plan()
         spent_before = float(stored.get("spent") or 0.0) if stored else 0.0
         plan = self._plan(call, stored)
-        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan], None)
+        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan], spent_before)
         self.progress.planned(plan)
         tasks = sub_tasks(plan, self.question, self.files)
         records = research.records()
@@ -125,10 +129,10 @@ class Research:
         found = [self._found(sub, task, records.get(task.key), gather) for sub, task in zip(plan, tasks, strict=True)]
         report = ResearchReport(self.question, plan=plan, run_id=research.run.id, model=gather.spec,
                                 finished=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
-        report.partial = self._partial(plan, gather, call)
         self.progress.line("writing the report and checking every citation")
         writer = None if self.stop.is_set() or _exhausted(gather) else call
         texts = compose(self.question, plan, found, writer, report)
+        report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)
         research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan],
                            (call.cost or 0.0) + spent_before if call.cost is not None else None)
@@ -163,13 +167,16 @@ class Research:
         sub.error, sub.sources = record.error, len(f.read)
         return f
 
-    def _partial(self, plan: list[SubQuestion], gather: Gather, call: Caller) -> str | None:
-        """Why the report is partial: a stop, the cost cap, sub-questions that gave nothing; None when whole."""
+    def _partial(self, plan: list[SubQuestion], gather: Gather, report: ResearchReport) -> str | None:
+        """Why the report is partial: a stop, the cost cap, a writer that could not write, sub-questions that
+        gave nothing; None when whole."""
         reasons = []
         if self.stop.is_set():
             reasons.append("the research was stopped by the user")
         if _exhausted(gather):
             reasons.append(str(_exhausted(gather)))
+        elif report.repair.get("writer") and not self.stop.is_set():
+            reasons.append(str(report.repair["writer"]))
         missing = [s for s in plan if not s.answered]
         if missing:
             reasons.append(f"{len(missing)} of {len(plan)} sub-questions gave no findings ("

@@ -13,6 +13,7 @@ Question: {question}
 Reply with the sub-questions only, as a numbered list (1. ..., 2. ...), one per line."""
 _ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+?)\s*$")
 _EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # escape sequences and the like: never printed, never a task
 
 
 def plan_prompt(question: str, breadth: int, files: list[str]) -> str:
@@ -31,7 +32,7 @@ def parse_plan(reply: str, breadth: int) -> list[str]:
         m = _ITEM.match(line)
         if not m:
             continue
-        text = " ".join(_EMPHASIS.sub("", m.group(1)).split())
+        text = " ".join(_CONTROL.sub(" ", _EMPHASIS.sub("", m.group(1))).split())
         if len(text) > 3 and text.lower() not in (f.lower() for f in found):
             found.append(text)
     return found[:breadth]

@@ -262,3 +262,33 @@ def test_with_executor_ray_the_sub_questions_run_on_a_cluster_and_their_sources_
     assert "**2 claims: 2 supported" in report and "2. [Danube waterway]" in report
     run = sorted((tmp_path / "runs").iterdir())[-1]
     assert len(list((run / "traces").glob("sub-*.jsonl"))) == 2  # written by the driver, from the nodes
+
+
+def test_markup_and_escape_sequences_from_the_model_and_pages_stay_inert(tmp_path: Path) -> None:
+    hostile = ('<img src="http://attacker.example/i.png" onerror="alert(1)"><script>alert(2)</script> '
+               '![x](http://attacker.example/pixel.png) [y](javascript:alert(3))')
+    plan = [PLAN[0] + "\x1b]0;pwned\x07\x1b[31m", PLAN[1]]
+    subs = {PLAN[0] + " ]0;pwned [31m": FINDINGS[PLAN[0]], PLAN[1]: FINDINGS[PLAN[1]]}  # as the plan keeps it
+    pages = {"/rhine": page("Rhine <script>alert(4)</script> freight", "The Rhine carried 187 million tonnes of "
+                                                                       "freight in 2022."), "/danube": DANUBE}
+    w = world(plan=plan, subs=subs, pages=pages, writer=lambda prompt: GOOD + "\n" + hostile + "\n")
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert not re.search(r"(?<!\\)<(script|img)", report) and "](javascript:" not in report
+    assert "!\\[x](http://attacker.example/pixel.png)" in report  # shown as text, never fetched
+    assert "[Rhine \\<script\\>alert\\(4\\)\\</script\\> freight](<http" in report  # the page's title, as text
+    html = (tmp_path / "report.html").read_text()
+    assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
+
+
+def test_a_writer_that_cannot_be_called_leaves_the_findings_checked_as_a_partial_report(tmp_path: Path) -> None:
+    w = world(writer=lambda prompt: openai_error(500, "the model server broke", type_="server_error"))
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith("# Partial research report:")
+    assert "> **Partial report:** the writer could not be called (" in report and "model server broke" in report
+    assert f"## {PLAN[1]}\n\nThe Danube is navigable for 2,415 km [2]." in report  # its [1] renumbered
+    assert "**2 claims: 2 supported" in report

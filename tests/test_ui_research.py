@@ -110,7 +110,7 @@ def test_the_page_has_a_deep_research_mode(app: App) -> None:
         assert "Research report" in answer and "2 claims: 2 supported" in answer
         assert "The Danube is navigable for 2,415 km [2]." in answer
         assert tab.locator(".research .sources a").first.get_attribute("href").endswith("/rhine")
-        assert tab.locator(".research .plan li").first.locator(".state").inner_text() == "answered · 1 sources"
+        assert tab.locator(".research .plan li").first.locator(".state").inner_text() == "answered · 1 source"
         assert tab.locator(".research a", has_text="open the full report").get_attribute("href").endswith(
             "/report.html")
         assert app.world.calls.get("other") is None and tab.locator(".turn .step").count() == 0  # not a question

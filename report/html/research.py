@@ -135,7 +135,8 @@ def _plan_item(s: SubQuestion) -> str:
     """A sub-question with how its research went; one that gave nothing says why."""
     if s.answered:
         cost = "" if s.cost is None else f" · ${s.cost:.4f}"
-        how = f'<span class="yes">{esc(s.status.replace("_", " "))}</span> · {s.sources} sources{cost}'
+        how = (f'<span class="yes">{esc(s.status.replace("_", " "))}</span> · {s.sources} '
+               f'source{"s" if s.sources != 1 else ""}{cost}')
     else:
         how = f'<span class="no"><b>not answered</b></span> ({esc(s.status)}{": " + esc(s.error) if s.error else ""})'
     return f"<li>{esc(s.text)} — {how}</li>"

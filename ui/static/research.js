@@ -32,7 +32,7 @@ function renderPlan(box, questions){
 function renderSub(box, e){
   var li=box.querySelector('.plan li[data-n="'+e.n+'"]'); if(!li) return;
   var state=li.querySelector(".state");
-  state.textContent=e.state+(e.done&&e.sources!==undefined?" · "+e.sources+" sources":"");
+  state.textContent=e.state+(e.done&&e.sources!==undefined?" · "+e.sources+(e.sources===1?" source":" sources"):"");
   state.className="verdict state"+(e.done?(e.state.indexOf("answered")===0?" supported":" unsupported"):"");
 }
 
