@@ -8,8 +8,9 @@ planted facts (sentences with figures, as scrape reads them), three are distract
 reads, one page is dead (404) and one fact page is read a second time under another spelling of its URL (a
 trailing slash). The model is scripted on loopback: a planner (three sub-questions), ReAct sub-agents that
 scrape their pages and answer with two fact sentences each citing [1], a writer that turns the findings it
-is given into sections and plants five bad citations (a changed figure, an invented fact, a true fact cited
-to the wrong source, a URL never read, a source number that does not exist), and a repairer that does what
+is given into sections and plants five bad citations (a figure changed to one the cited page holds nowhere,
+an invented fact, a true fact cited to a page that holds none of its figures, a URL never read, a source
+number that does not exist), and a repairer that does what
 the repair prompt asks (re-point to the source named, else drop the claim); in every third case it is
 stubborn and leaves the first failing claim as it is, so marking is exercised too.
 
@@ -36,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.citations import DEFAULT_DATA, Page, change_digit, cite, load_pages  # noqa: E402
+from benchmarks.citations import _FIGURE, DEFAULT_DATA, Page, change_digit, cite, load_pages  # noqa: E402
 from report.research import MARK  # noqa: E402
 from research.repair import bare  # noqa: E402
 from sources.check import FABRICATED, NOT_READ, SUPPORTED, UNCHECKED, check_citations, claims  # noqa: E402
@@ -101,11 +102,9 @@ class Case:
         numbers = [int(n) for n, _ in _HEADER.findall(prompt)]
         body = "\n\n".join(f"## {q}\n\n{a}" for q, a in findings)
         a_n = _marker(findings[0][1])
-        b_sentence, b_n = claims(findings[1][1])[0], _marker(findings[1][1])
-        first = claims(findings[0][1])[0]
-        changed = (change_digit(bare(first), self.rng) or bare(first) + " 7,412").rstrip(" .") + f" [{a_n}]."
+        b_sentence, b_n = self._elsewhere([c for _, a in findings[1:] for c in claims(a)])
         self.planted = {
-            "changed figure": changed,
+            "changed figure": self._changed(claims(findings[0][1])[0], a_n),
             "invented fact": f"The same article counts {self.rng.randint(1200, 9800):,} further cases in 2017 [{a_n}].",
             "wrong source": b_sentence.replace(f"[{b_n}]", f"[{a_n}]"),
             "URL never read": f"Further figures are published at {self.base}/reports/annex-{self.rng.randint(10, 99)}"
@@ -113,6 +112,23 @@ class Case:
             "no such source": f"Analysts expect the figures to rise further [{max(numbers) + 4}].",
         }
         return body + "\n\n## Further notes\n\n" + " ".join(self.planted.values()) + "\n"
+
+    def _changed(self, sentence: str, n: int) -> str:
+        """The sentence with one figure changed to one its page does not hold anywhere (a plain falsehood)."""
+        text = bare(sentence)
+        for _ in range(50):
+            changed = change_digit(text, self.rng) or text
+            new = {m.group(0) for m in _FIGURE.finditer(changed)} - {m.group(0) for m in _FIGURE.finditer(text)}
+            if new and not any(f in self.facts[0].text for f in new):
+                break
+        return changed.rstrip(" .") + f" [{n}]."
+
+    def _elsewhere(self, sentences: list[str]) -> tuple[str, int]:
+        """A finding of another page whose figures the first page does not hold (so citing it there is wrong)."""
+        for sentence in sentences:
+            if not any(m.group(0) in self.facts[0].text for m in _FIGURE.finditer(bare(sentence))):
+                return sentence, _marker(sentence)
+        return sentences[0], _marker(sentences[0])
 
     def repair(self, prompt: str) -> str:
         """Re-point what the prompt says is in another source, drop the rest (stubborn: keep the first)."""
@@ -167,14 +183,19 @@ def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
     unmarked_bad = sum(c.verdict in (FABRICATED, NOT_READ) and MARK not in c.claim for c in recheck)
     delivered = {bare(c): c for c in claims(body)}
     verdicts = {bare(str(c["claim"])): c["verdict"] for c in report["citations"]}
+    flagged = {bare(str(f["claim"])) for f in report["repair"]["failing"]}
     planted = {}
     for category, claim in case.planted.items():
         shown = delivered.get(bare(claim))
-        planted[category] = ("repaired: dropped" if shown is None else "marked" if MARK in shown else
+        planted[category] = ("missed: the check passed it" if bare(claim) not in flagged else
+                             "repaired: dropped" if shown is None else "marked" if MARK in shown else
                              "repaired: re-pointed" if verdicts.get(bare(claim)) == SUPPORTED else "missed")
     checked = [c for c in report["citations"] if c["verdict"] != UNCHECKED]
     facts = [cite(s, 1) for group in case.sentences for s in group]
     present = sum(verdicts.get(bare(f)) == SUPPORTED for f in facts)
+    for f in facts:
+        if verdicts.get(bare(f)) != SUPPORTED:
+            print(f"  {case.name}: fact {verdicts.get(bare(f), 'absent')}: {f}", file=sys.stderr)
     return {"unmarked_bad": unmarked_bad, "planted": planted, "supported": sum(c["verdict"] == SUPPORTED for c in
                                                                                checked),
             "checked": len(checked), "facts": (present, len(facts)), "sources_ok": sources_ok(case, report),
@@ -253,7 +274,7 @@ def _ratio(a: int, b: int) -> str:
 
 def _planted(results: list[dict[str, Any]]) -> str:
     outcomes = [o for x in results for o in x["planted"].values()]
-    ok = sum(o != "missed" for o in outcomes)
+    ok = sum(not o.startswith("missed") for o in outcomes)
     marked = sum(o == "marked" for o in outcomes)
     return f"{ok / max(1, len(outcomes)):.0%} ({ok}/{len(outcomes)}: {ok - marked} repaired, {marked} marked)"
 
@@ -267,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--executor", choices=["threads", "ray"], default="threads")
     p.add_argument("--example", type=Path, help="copy the first stubborn held-out case's report.md here")
     p.add_argument("--keep", type=Path, metavar="DIR", help="keep the runs and reports in DIR (default: removed)")
+    p.add_argument("--wall-only", action="store_true", help="only the timing run (e.g. with --executor ray)")
     args = p.parse_args(argv)
     extra = ["--executor", args.executor]
     pages = load_pages(args.data, 2)
@@ -278,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp.mkdir(parents=True, exist_ok=True)
         for role, group in halves.items():
             results[role] = []
-            for case in cases(group, role, args.cases, args.seed):
+            for case in ([] if args.wall_only else cases(group, role, args.cases, args.seed)):
                 out = run_case(case, args.data, tmp, extra)
                 results[role].append(score(case, out))
                 print(f"{case.name}: {results[role][-1]['planted']}", file=sys.stderr)
@@ -286,7 +308,11 @@ def main(argv: list[str] | None = None) -> int:
                     args.example.write_text(out["markdown"].read_text(encoding="utf-8"), encoding="utf-8")
         wall = wall_time(args.data, halves["tuning"], tmp, extra)
     print(f"{len(pages)} pages; executor {args.executor}; model scripted on loopback ({MODEL} prices)")
-    table(results, wall, 4)
+    if args.wall_only:
+        print(f"wall time of 4 sub-questions / the slowest one: {wall[0] / wall[1]:.2f}x ({wall[0]:.1f} s / "
+              f"{wall[1]:.1f} s; one after another: {wall[2]:.1f} s)")
+    else:
+        table(results, wall, 4)
     return 0
 
 

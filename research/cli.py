@@ -89,7 +89,9 @@ def _resumed(store: RunStore, question: str) -> Run:
 
 def _research(args: argparse.Namespace, settings: Settings, store: RunStore, files: list[Path],
               resume: Run | None) -> int:
-    tracing = start_tracing(settings)
+    tracing = start_tracing(settings)  # OTEL_EXPORTER_OTLP_ENDPOINT: one trace, a task span per sub-question
+    if tracing is not None:
+        tracing.start_run(settings.model or "", args.breadth)
     try:
         with Stopper(STOPPING) as stopper:
             progress = ConsoleProgress(args.quiet, args.verbose, settings.max_run_cost)

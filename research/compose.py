@@ -25,6 +25,9 @@ NOTHING_READ = ("Nothing could be read for this question: no page, document or f
                 "could be read (each attempt and why it failed is listed under Sources), so there is no report "
                 "to give and no citation was made up.")
 
+NO_FINDINGS = ("No sub-question's research got to an answer (each one's reason is in the research plan below), "
+               "so there is nothing to report; the sources that were read are listed.")
+
 
 @dataclass
 class Draft:
@@ -47,6 +50,10 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
         report.nothing_read, report.body = True, NOTHING_READ
         return {}
     findings = [(sub.text, remap_finding(f, ledger)) for sub, f in zip(plan, found, strict=True) if f.answer]
+    if not findings:  # pages were read but no sub-question got to an answer: no writer to make one up from titles
+        report.body = NO_FINDINGS
+        report.also_read = [{"url": s.url, "title": s.title} for s in ledger.read_sources()]
+        return {}
     draft = write(question, findings, ledger, call)
     if draft.writer:
         report.notes.append(f"The sections are the sub-questions' own findings: {draft.writer}.")

@@ -292,3 +292,14 @@ def test_a_writer_that_cannot_be_called_leaves_the_findings_checked_as_a_partial
     assert "> **Partial report:** the writer could not be called (" in report and "model server broke" in report
     assert f"## {PLAN[1]}\n\nThe Danube is navigable for 2,415 km [2]." in report  # its [1] renumbered
     assert "**2 claims: 2 supported" in report
+
+
+def test_pages_read_but_no_sub_question_answered_gives_no_invented_report(tmp_path: Path) -> None:
+    broke = openai_error(500, "the model server broke", type_="server_error")
+    w = world(subs={PLAN[0]: Sub(["/rhine"], broke), PLAN[1]: Sub(["/danube"], broke)})
+    proc = run_with(w, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert report.startswith("# Partial research report:") and "No sub-question's research got to an answer" in report
+    assert "write" not in w.calls and "claims:" not in report
+    assert "Also read, not cited:" in report and "[Rhine freight]" in report
