@@ -75,6 +75,7 @@ class Case:
     sentences: list[list[str]] = field(default_factory=list)  # two fact sentences per fact page
     planted: dict[str, str] = field(default_factory=dict)  # category -> claim as the writer wrote it
     base: str = ""
+    first_html: str = ""  # the first fact page's HTML: a planted figure must occur nowhere in it
 
     def __post_init__(self) -> None:
         self.sentences = [[s for s in p.sentences if p.text.find(s) < EARLY][:2] for p in self.facts]
@@ -88,6 +89,7 @@ class Case:
 
     def world(self, data: Path) -> World:
         pages = {f"/a/{p.id}": _html(data, p.id) for p in [*self.facts, *self.distractors]}
+        self.first_html = str(pages[f"/a/{self.facts[0].id}"].body)
         pages[f"/a/{self.facts[0].id}/"] = pages[f"/a/{self.facts[0].id}"]  # the same page, another spelling
         subs = {}
         for i, (q, p) in enumerate(zip(self.plan(), self.facts, strict=True)):
@@ -119,14 +121,14 @@ class Case:
         for _ in range(50):
             changed = change_digit(text, self.rng) or text
             new = {m.group(0) for m in _FIGURE.finditer(changed)} - {m.group(0) for m in _FIGURE.finditer(text)}
-            if new and not any(f in self.facts[0].text for f in new):
+            if new and not any(f in self.first_html for f in new):
                 break
         return changed.rstrip(" .") + f" [{n}]."
 
     def _elsewhere(self, sentences: list[str]) -> tuple[str, int]:
         """A finding of another page whose figures the first page does not hold (so citing it there is wrong)."""
         for sentence in sentences:
-            if not any(m.group(0) in self.facts[0].text for m in _FIGURE.finditer(bare(sentence))):
+            if not any(m.group(0) in self.first_html for m in _FIGURE.finditer(bare(sentence))):
                 return sentence, _marker(sentence)
         return sentences[0], _marker(sentences[0])
 
@@ -192,10 +194,12 @@ def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
                              "repaired: re-pointed" if verdicts.get(bare(claim)) == SUPPORTED else "missed")
     checked = [c for c in report["citations"] if c["verdict"] != UNCHECKED]
     facts = [cite(s, 1) for group in case.sentences for s in group]
-    present = sum(verdicts.get(bare(f)) == SUPPORTED for f in facts)
-    for f in facts:
-        if verdicts.get(bare(f)) != SUPPORTED:
-            print(f"  {case.name}: fact {verdicts.get(bare(f), 'absent')}: {f}", file=sys.stderr)
+    present = 0
+    for f in facts:  # a fact the extraction kept as two sentences is two claims: the cited one must be supported
+        seen = [verdicts.get(bare(c), "absent") for c in claims(f) if re.search(r"\[\d+\]", c)]
+        present += seen == [SUPPORTED]
+        if seen != [SUPPORTED]:
+            print(f"  {case.name}: fact {seen}: {f}", file=sys.stderr)
     return {"unmarked_bad": unmarked_bad, "planted": planted, "supported": sum(c["verdict"] == SUPPORTED for c in
                                                                                checked),
             "checked": len(checked), "facts": (present, len(facts)), "sources_ok": sources_ok(case, report),

@@ -146,13 +146,12 @@ class Research:
         prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files])
         try:
             subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, self.breadth)
-        except (LLMError, StopRequested) as exc:
-            if self.stop.is_set():
-                raise StopRequested() from exc
-            self.progress.line(f"the planning call failed ({exc}): researching the question as it is")
+            if not subs:
+                self.progress.line("the plan gave no sub-questions: researching the question as it is")
+        except (LLMError, StopRequested) as exc:  # stopped, a cap, a failed call: the question is the plan
             subs = []
-        if not subs:
-            self.progress.line("the plan gave no sub-questions: researching the question as it is")
+            if not self.stop.is_set():
+                self.progress.line(f"the planning call failed ({exc}): researching the question as it is")
         return [SubQuestion(i, q) for i, q in enumerate(subs or [" ".join(self.question.split())], start=1)]
 
     def _found(self, sub: SubQuestion, task: Task, record: TaskRecord | None, gather: Gather) -> Found:
