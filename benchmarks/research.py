@@ -8,15 +8,17 @@ planted facts (sentences with figures, as scrape reads them), three are distract
 reads, one page is dead (404) and one fact page is read a second time under another spelling of its URL (a
 trailing slash). The model is scripted on loopback: a planner (three sub-questions), ReAct sub-agents that
 scrape their pages and answer with two fact sentences each citing [1], a writer that turns the findings it
-is given into sections and plants five bad citations (a figure changed to one the cited page holds nowhere,
-an invented fact, a true fact cited to a page that holds none of its figures, a URL never read, a source
-number that does not exist), and a repairer that does what
-the repair prompt asks (re-point to the source named, else drop the claim); in every third case it is
-stubborn and leaves the first failing claim as it is, so marking is exercised too.
+is given into sections and plants five bad citations (a figure changed to a distinctive one the cited page
+holds nowhere, an invented fact, a true fact with a distinctive figure cited to a page that lacks it, a URL
+never read, a source number that does not exist; distinctive: 3+ significant digits, not a year, since the
+check finds common numbers by the words near them, which benchmarks/citations.py measures), and a repairer
+that does what the repair prompt asks (re-point to the source named, else drop the claim); in every third
+case it is stubborn and leaves the first failing claim as it is, so marking is exercised too.
 
 Cases built on pages whose id starts with 0-9 were looked at while building this pipeline (tuning); pages
-starting with a-f were not (held out). Both are printed, beside the published figures of other tools. A
-second run times N sub-questions side by side against the slowest of them.
+starting with a-f were not (held out: no rule of the pipeline was set looking at them; one of their reports
+was read while fixing this script's own scripted repairer). Both are printed, beside the published figures of
+other tools. A second run times N sub-questions side by side against the slowest of them.
 """
 
 from __future__ import annotations
@@ -116,21 +118,30 @@ class Case:
         return body + "\n\n## Further notes\n\n" + " ".join(self.planted.values()) + "\n"
 
     def _changed(self, sentence: str, n: int) -> str:
-        """The sentence with one figure changed to one its page does not hold anywhere (a plain falsehood)."""
-        text = bare(sentence)
-        for _ in range(50):
+        """The sentence with a figure changed to a distinctive one its page does not hold (a plain falsehood)."""
+        text, changed = bare(sentence), bare(sentence)
+        for _ in range(100):
             changed = change_digit(text, self.rng) or text
             new = {m.group(0) for m in _FIGURE.finditer(changed)} - {m.group(0) for m in _FIGURE.finditer(text)}
-            if new and not any(f in self.first_html for f in new):
+            if new and all(self._distinct(f) for f in new):
                 break
         return changed.rstrip(" .") + f" [{n}]."
 
     def _elsewhere(self, sentences: list[str]) -> tuple[str, int]:
-        """A finding of another page whose figures the first page does not hold (so citing it there is wrong)."""
-        for sentence in sentences:
-            if not any(m.group(0) in self.first_html for m in _FIGURE.finditer(bare(sentence))):
-                return sentence, _marker(sentence)
-        return sentences[0], _marker(sentences[0])
+        """A finding of another page with a distinctive figure the first page does not hold (citing it there is
+        wrong), else one with no figure of the first page's HTML, else the first."""
+        figures = [[m.group(0) for m in _FIGURE.finditer(bare(s))] for s in sentences]
+        best = next((s for s, f in zip(sentences, figures, strict=True) if any(map(self._distinct, f))), None) or \
+            next((s for s, f in zip(sentences, figures, strict=True) if not any(x in self.first_html for x in f)),
+                 sentences[0])
+        return best, _marker(best)
+
+    def _distinct(self, figure: str) -> bool:
+        """A figure the check must find as it is (3+ significant digits, not a year; a common number is checked
+        by the words near it, as benchmarks/citations.py measures) that the first page's text holds nowhere."""
+        digits = figure.replace(",", "").replace(".", "").strip("0")
+        year = re.fullmatch(r"1\d{3}|20\d{2}", figure) is not None
+        return len(digits) >= 3 and not year and figure not in self.facts[0].text
 
     def repair(self, prompt: str) -> str:
         """Re-point what the prompt says is in another source, drop the rest (stubborn: keep the first)."""
