@@ -87,7 +87,7 @@ def test_relative_links_resolve(page: str) -> None:
     source = ROOT / page
     broken = []
     for target in re.findall(r"\]\(([^)\s]+)\)", source.read_text(encoding="utf-8")):
-        if re.match(r"[a-z]+:", target):
+        if re.match(r"<?[a-z]+:", target):  # an absolute URL, also written <https://...>
             continue
         file, _, anchor = target.partition("#")
         path = (source.parent / file).resolve() if file else source
