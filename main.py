@@ -82,7 +82,7 @@ def _research(argv: list[str]) -> int:
     """`main.py research QUESTION -o report.md`: sub-questions researched side by side, a checked report."""
     from research.cli import main as research  # start-up: the agent, tools and models load only for research
 
-    return guarded(lambda: research(argv, question_parser("research"), settings_from_args))
+    return guarded(lambda: research(argv, research_parser(), settings_from_args))
 
 
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
@@ -242,6 +242,21 @@ def question_parser(command: str) -> argparse.ArgumentParser:
     _cache_flags(p.add_argument_group("cache and replay"), batch=False)
     p.set_defaults(workspace=None, trace_dir=None, no_trace=False, concurrency=None, executor=None,
                    ray_address=None, replay_trace=None, estimate=False)
+    return p
+
+
+def research_parser() -> argparse.ArgumentParser:
+    """The flags `research` shares with a batch: model, limit (with --concurrency, --executor, --estimate), tool
+    and cache flags (not --replay-trace); research/cli.py adds its own."""
+    p = ArgumentParser(prog="main.py research")
+    p.variables = flag_variables()
+    p.elsewhere = {"--replay-trace": "main.py TASKS"}
+    add_store_flags(p.add_argument_group("run store"))
+    _model_flags(p.add_argument_group("models"))
+    _limit_flags(p.add_argument_group("limits and spending"))
+    _tool_flags(p.add_argument_group("tools and safety"))
+    _cache_flags(p.add_argument_group("cache and replay"), batch=False)
+    p.set_defaults(workspace=None, trace_dir=None, no_trace=False, replay_trace=None)
     return p
 
 

@@ -14,16 +14,15 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from report.markdown import atomic_write
+from core.files import atomic_write
+from core.text import money
+from report.markdown import safe_markdown
 from report.sources import citation_line, md_source
 from sources.check import FAILING, claims_line
 
 REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
 SOURCES_DIR = "sources"  # <run>/sources/<n>.txt: the text source n gave, what its citations were judged against
 MARK = "⚠ unsupported"
-_TAG = re.compile(r"<(?!https?://)(?=[A-Za-z/!?])")  # an HTML tag or comment (not an <https://...> link)
-_IMAGE = re.compile(r"!\[")  # an image a Markdown viewer would fetch
-_LINK = re.compile(r"\]\((?!<?https?://)")  # a link to anything but http(s): javascript:, file:, data: ...
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
@@ -112,12 +111,6 @@ def prose(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
-def inert(markdown: str) -> str:
-    """The writer's Markdown with no raw HTML (a tag's `<` becomes `&lt;`), no image to fetch and no link but
-    http(s) ones: Markdown viewers render all three."""
-    return _TAG.sub("&lt;", _IMAGE.sub("!\\[", _LINK.sub("]\\(", markdown)))
-
-
 def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> str:
     """report.md: title, partial note, the claims line, the sections, Sources, Citations checked, the plan."""
     lines = [f"# {report.title()}: {prose(report.question)}", ""]
@@ -126,7 +119,7 @@ def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> st
     lines += [f"_{summary_line(report)}_", ""]
     if report.citations:
         lines += [f"**{claims_line(report.citations)}**" + _marked_note(report), ""]
-    lines += [inert(report.body).strip(), ""]
+    lines += [safe_markdown(report.body).strip(), ""]
     lines += _sources_md(report, texts_dir)
     if report.citations:
         lines += ["## Citations checked", "", *(citation_line(c) for c in report.citations), ""]
@@ -143,10 +136,9 @@ def _marked_note(report: ResearchReport) -> str:
 def summary_line(report: ResearchReport) -> str:
     """`<date> · model m · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID`."""
     answered = sum(s.answered for s in report.plan)
-    cost = "cost n/a" if report.cost is None else f"${report.cost:.4f}"
     parts = [report.finished, f"model {report.model}" if report.model else "",
              f"{len(report.plan)} sub-questions ({answered} answered)", f"{len(report.sources)} sources cited",
-             cost, f"run {report.run_id}" if report.run_id else ""]
+             f"cost {money(report.cost)}", f"run {report.run_id}" if report.run_id else ""]
     return " · ".join(p for p in parts if p)
 
 
@@ -166,9 +158,8 @@ def _sources_md(report: ResearchReport, texts_dir: Path | None) -> list[str]:
 
 def plan_line(s: SubQuestion) -> str:
     """`1. the sub-question — answered · 3 sources · $0.0100` (or **not answered** and why)."""
-    cost = "" if s.cost is None else f" · ${s.cost:.4f}"
     if s.answered:
-        how = f"{s.status.replace('_', ' ')} · {s.sources} source{'s' if s.sources != 1 else ''}{cost}"
+        how = f"{s.status.replace('_', ' ')} · {s.sources} source{'s' if s.sources != 1 else ''} · {money(s.cost)}"
     else:
         how = f"**not answered** ({prose(s.status)}{': ' + prose(s.error) if s.error else ''})"
     return f"{s.n}. {prose(s.text)} — {how}"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from agent import Event
 from config import Settings
 from core.errors import ConfigError, TaskFileError
+from core.text import money, terminal_safe
 from report.html.research import write_report
 from report.markdown import TaskRecord
 from report.research import MARK, SOURCES_DIR, ResearchReport, SubQuestion
@@ -34,12 +34,11 @@ from tasks.taskfile import STDIN, Task
 from telemetry.setup import start_tracing
 
 EXIT_OK, EXIT_PARTIAL = 0, 1
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a page or a model could use to drive the terminal
 STOPPING = "stopping: no new sub-question starts; the report is written from what was found (Ctrl-C again quits)"
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
-    """The research command's own flags (the model, limit, tool and cache flags are `ask`'s)."""
+    """The research command's own flags (main.research_parser has the model, limit, tool and cache flags)."""
     p.prog, p.description = "main.py research", (
         "Plan sub-questions, research them side by side, write a sectioned report and check every citation "
         "against the text read before delivering it.")
@@ -54,7 +53,9 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--resume", action="store_true",
                    help="continue the newest research run of this question: only unfinished sub-questions run")
     g.add_argument("--no-html", action="store_true", help="do not write report.html beside the report")
-    g.add_argument("-v", "--verbose", action="store_true", help="stream each sub-question's steps")
+    shown = g.add_mutually_exclusive_group()  # -q -v is an error, as for a batch
+    shown.add_argument("-v", "--verbose", action="store_true", help="stream each sub-question's steps")
+    shown.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
 def main(argv: list[str], parser: argparse.ArgumentParser, to_settings: Callable[[Any], Settings]) -> int:
@@ -109,12 +110,11 @@ def deliver(args: argparse.Namespace, report: ResearchReport, run: Run, stopper:
     """Write report.md (+ .html) at -o and in the run's directory; print what was delivered; the exit code."""
     texts = run.dir / SOURCES_DIR
     written = write_report(report, args.output, not args.no_html, texts)
-    write_report(report, run.dir / "report.md", True, texts)
     run.info.outputs = [str(p.resolve()) for p in written]
     run.save()
     if not args.quiet:
         for line in summary(report, written, run, args.argv if report.partial else None):
-            print(terminal(line), file=sys.stderr)
+            print(terminal_safe(line), file=sys.stderr)
     if stopper.requested:
         return int(stopper.exit_code)
     return EXIT_PARTIAL if report.partial or report.nothing_read else EXIT_OK
@@ -130,8 +130,7 @@ def summary(report: ResearchReport, written: list[Path], run: Run, argv: list[st
         fixed = len(r.get("failing", [])) - len(r.get("still_failing", []))
         lines.append(f"{claims_line(report.citations)}; {len(r.get('failing', []))} failed the first check, "
                      f"{max(fixed, 0)} repaired by the writer, {report.marked} marked {MARK}")
-    cost = "n/a" if report.cost is None else f"${report.cost:.4f}"
-    lines.append(f"{len(report.sources)} sources cited · cost {cost} · run {run.id} kept in {run.dir}")
+    lines.append(f"{len(report.sources)} sources cited · cost {money(report.cost)} · run {run.id} kept in {run.dir}")
     if argv is not None:
         lines.append(f"resume with: {resume_command(argv)}")
     return lines
@@ -146,13 +145,13 @@ class ConsoleProgress(Progress):
 
     def line(self, text: str) -> None:
         if self.console is not None:
-            self.console.line(terminal(text))
+            self.console.line(text)  # shown terminal-safe there
         elif not self.quiet:
-            print(terminal(text), file=sys.stderr, flush=True)
+            print(terminal_safe(text), file=sys.stderr, flush=True)
 
     def planned(self, plan: list[SubQuestion]) -> None:
         if not self.quiet:
-            print("Plan:\n" + "\n".join(terminal(f"{s.n}. {s.text}") for s in plan), flush=True)
+            print("Plan:\n" + "\n".join(terminal_safe(f"{s.n}. {s.text}", one_line=True) for s in plan), flush=True)
 
     @contextlib.contextmanager
     def researching(self, todo: list[Task]) -> Iterator[None]:
@@ -173,7 +172,3 @@ class ConsoleProgress(Progress):
             self.console.on_record(record)
 
 
-
-def terminal(text: str) -> str:
-    """A line with no control characters (an error or a title from outside could carry escape sequences)."""
-    return _CONTROL.sub("?", text)

@@ -25,11 +25,12 @@ from typing import Any
 from agent import Event
 from cache.model import model_specs
 from config import Settings
-from core.errors import LLMError, StopRequested
+from core.errors import LLMError, LLMFatalError, StopRequested
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
+from report.html.research import write_report
 from report.markdown import TaskRecord
-from report.research import ResearchReport, SubQuestion, save_report
+from report.research import SOURCES_DIR, ResearchReport, SubQuestion, save_report
 from research.compose import compose
 from research.gather import Gather, finished, sub_tasks
 from research.plan import MOST, parse_plan, plan_prompt
@@ -102,12 +103,16 @@ class Research:
         try:
             report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
                                                                self.tracing, self.stop, self.write_lock))
-        except BaseException:
-            run.finish(tasks=0, answered=0, cost=call.cost, status="failed")
+        except BaseException:  # LLMFatalError (a bad key): a new run that saved nothing is not kept (exit 2)
+            if resume is None and not research.records():
+                run.discard()
+            else:
+                run.finish(tasks=0, answered=0, cost=call.cost, status="failed")
             raise
         finally:
             if trace is not None:
                 trace.close()
+        run.info.report = "report.html"  # what `main.py runs` and the web app open
         run.finish(tasks=len(report.plan), answered=sum(s.answered for s in report.plan), cost=report.cost,
                    status="stopped" if self.stop.is_set() else "finished")
         return report
@@ -137,6 +142,7 @@ class Research:
         research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan],
                            (call.cost or 0.0) + spent_before if call.cost is not None else None)
         save_report(research.dir, report, texts)
+        write_report(report, research.dir / "report.md", True, research.dir / SOURCES_DIR)  # the store's own copy
         return report
 
     def _plan(self, call: Caller, stored: dict[str, Any] | None) -> list[SubQuestion]:
@@ -148,6 +154,8 @@ class Research:
             subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, self.breadth)
             if not subs:
                 self.progress.line("the plan gave no sub-questions: researching the question as it is")
+        except LLMFatalError:  # a bad key, an unknown model: every call would fail the same way
+            raise
         except (LLMError, StopRequested) as exc:  # stopped, a cap, a failed call: the question is the plan
             subs = []
             if not self.stop.is_set():

@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from report.markdown import TaskRecord, atomic_write, read_records, record_line
+from core.files import atomic_write
+from report.markdown import TaskRecord, read_records, record_line
 from run.store import Run, RunStore
 
 PLAN_FILE, FOUND_DIR = "plan.json", "found"

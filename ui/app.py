@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tempfile
@@ -27,14 +26,12 @@ from run.conversation import Conversation
 from run.store import Run, RunStore
 from ui.middleware import GuardMiddleware
 from ui.research import ResearchHub, research_routes
-from ui.sessions import Busy, Hub, LiveConversation
+from ui.sessions import Busy, Hub, event_stream
+from ui.uploads import MAX_UPLOAD, BadUpload, save_upload
 from ui.views import history, past_session
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_UPLOAD = 100 * 1024 * 1024  # bytes: an attachment larger than this is refused (413)
 MAX_QUESTION = 20_000  # characters
-MAX_NAME_BYTES = 120  # an attachment's name is cut to this (file systems refuse names over 255 bytes)
-_UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 _RUN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,80}")
 
 
@@ -43,7 +40,7 @@ def build_app(store: RunStore, guard: Guard, new_conversation: Callable[[], Conv
     """The app behind its guard: nothing is served to a foreign Host or without the token."""
     hub = Hub(new_conversation)
     app = _Routes(hub, store)
-    routes = research_routes(research, _stream, _save_upload) if research is not None else []  # Deep research
+    routes = research_routes(research) if research is not None else []  # the Deep research mode
     routes += [Route("/", app.index), Route("/api/history", app.history), Route("/api/ask", app.ask, methods=["POST"]),
               Route("/api/conversations/{run_id}", app.conversation), Route("/api/events/{key}", app.events),
               Route("/api/stop/{key}", app.stop, methods=["POST"]),
@@ -85,11 +82,13 @@ class _Routes:
         return JSONResponse(await anyio.to_thread.run_sync(past_session, run))
 
     async def results(self, request: Request) -> Response:
-        """A batch run's own copy of results.html, or one of the per-task pages a large one links
-        (`<stem>_tasks/ID.html`): read from the run's folder in the store, never a path run.json names."""
+        """A batch run's own copy of results.html (a research run's report.html), or one of the per-task pages a
+        large one links (`<stem>_tasks/ID.html`): read from the run's folder in the store, never a path run.json
+        names."""
         run = await anyio.to_thread.run_sync(self._run, request)
         name = str(request.path_params["name"])
-        page = await anyio.to_thread.run_sync(run.report_page, name) if run and run.info.kind == "batch" else None
+        page = await anyio.to_thread.run_sync(run.report_page, name) if run and run.info.kind in ("batch", "research") \
+            else None
         if page is None:
             return _error(404, "no such page of this run's report (`main.py report RUN` rebuilds it)")
         return Response(page, media_type="text/html; charset=utf-8")
@@ -115,8 +114,8 @@ class _Routes:
         if not question or len(question) > MAX_QUESTION:
             return _error(400, f"ask a question of 1 to {MAX_QUESTION:,} characters"), False
         try:
-            files = await _save_upload(form.get("file"), folder)
-        except _BadUpload as exc:
+            files = await save_upload(form.get("file"), folder)
+        except BadUpload as exc:
             return _error(exc.status, str(exc)), False
         key = str(form.get("conversation") or "")
         try:
@@ -138,7 +137,7 @@ class _Routes:
         live = self.hub.get(request.path_params["key"])
         if live is None:
             return _error(404, "no such conversation running")
-        return StreamingResponse(_stream(live), media_type="text/event-stream",
+        return StreamingResponse(event_stream(live), media_type="text/event-stream",
                                  headers={"X-Accel-Buffering": "no"})
 
     async def stop(self, request: Request) -> Response:
@@ -147,61 +146,6 @@ class _Routes:
             return _error(404, "no such conversation running")
         live.stop.set()  # as Ctrl-C: the task ends at its next step and is recorded as stopped
         return JSONResponse({"stopping": live.running})
-
-
-async def _stream(live: LiveConversation) -> AsyncIterator[str]:
-    """Server-Sent Events: the question's events from the first (a page that reconnects redraws), then `end`.
-    It waits in the event loop: a page left open holds no worker thread."""
-    seen = 0
-    while True:
-        events, over = await live.next_events(seen, 5.0)
-        seen += len(events)
-        for event in events:
-            yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
-        if over:
-            yield "event: end\ndata: {}\n\n"
-            return
-        if not events:
-            yield ": waiting\n\n"  # a comment: finds a closed page, keeps proxies from timing out
-
-
-class _BadUpload(Exception):
-    """An attachment the app cannot take: `status` (413 too large, 400 otherwise) and one line saying why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-async def _save_upload(upload: object, folder: Path) -> list[Path]:
-    """The attachment saved under its own (cleaned, shortened) name in `folder`; none when no file was sent."""
-    filename = getattr(upload, "filename", None)
-    if not filename:
-        return []
-    target, size = folder / upload_name(str(filename)), 0
-    try:
-        with target.open("wb") as out:
-            while chunk := await upload.read(1 << 20):  # type: ignore[attr-defined]
-                size += len(chunk)
-                if size > MAX_UPLOAD:
-                    raise _BadUpload(413, f"the attachment is larger than {MAX_UPLOAD // (1 << 20)} MB")
-                out.write(chunk)
-    except OSError as exc:
-        raise _BadUpload(400, f"the attachment could not be saved ({exc.strerror or exc})") from exc
-    return [target]
-
-
-def upload_name(filename: str) -> str:
-    """The name an attachment keeps: its last component, odd characters replaced, at most MAX_NAME_BYTES long
-    (its extension kept)."""
-    name = _UNSAFE_NAME.sub("_", Path(filename.replace("\\", "/")).name).strip(" .") or "attachment"
-    stem, dot, suffix = name.rpartition(".")
-    if not dot or len(suffix.encode()) > 16:
-        stem, suffix = name, ""
-    suffix = f".{suffix}" if suffix else ""
-    while len((stem + suffix).encode()) > MAX_NAME_BYTES:
-        stem = stem[:-1]
-    return (stem.strip(" .") or "attachment") + suffix
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -17,59 +17,46 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from agent import Event
 from config import Settings
 from core.errors import ConfigError, LLMError, ResultsWriteError
 from providers.ratelimit import RateLimits
-from report.html.research import write_report
 from report.markdown import TaskRecord
-from report.research import SOURCES_DIR, ResearchReport, SubQuestion
+from report.research import ResearchReport, SubQuestion
 from research.pipeline import Progress, Research
 from research.plan import MOST
 from run.store import RunStore
 from tasks.taskfile import Task
+from ui.sessions import EventFeed, event_stream
+from ui.uploads import BadUpload, save_upload
 
 MAX_QUESTION = 20_000  # characters
+KEEP_ENDED = 20  # ended researches whose events the app still holds (their reports are in the run store)
 
 
-class ResearchJob(Progress):
+class ResearchJob(EventFeed, Progress):
     """One research of the app: its events for the page (plan, sub-question progress, phases, the report)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.key = secrets.token_hex(8)
-        self.events: list[dict[str, Any]] = []
         self.running = True
         self.stop = threading.Event()
-        self._changed = threading.Condition()
-
-    def wait(self, seen: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
-        """The events after the first `seen` (waiting up to `timeout` for one), and whether the research is over."""
-        with self._changed:
-            if len(self.events) <= seen and self.running:
-                self._changed.wait(timeout)
-            return self.events[seen:], not self.running
 
     def push(self, event: dict[str, Any]) -> None:
         """Add an event for the page."""
-        with self._changed:
-            self.events.append(event)
-            self._changed.notify_all()
-
-    def wait_over(self, timeout: float) -> bool:
-        """Wait until the research has ended (at most `timeout` s); True when it has."""
-        with self._changed:
-            return self._changed.wait_for(lambda: not self.running, timeout)
+        self._push(event)
 
     def finish(self) -> None:
         """The research is over (its last event is pushed)."""
         with self._changed:
             self.running = False
-            self._changed.notify_all()
+            self._wake()
 
     def line(self, text: str) -> None:
         self.push({"type": "phase", "text": text})
@@ -105,6 +92,9 @@ class ResearchHub:
         """Start a research in the background; its job."""
         job = ResearchJob()
         with self._lock:
+            ended = [k for k, j in self._jobs.items() if not j.running]
+            for k in ended[:-KEEP_ENDED]:  # a page can still read a recent one's events; older ones are let go
+                del self._jobs[k]
             self._jobs[job.key] = job
         threading.Thread(target=self._run, args=(job, question, files, breadth, done), name="ui-research",
                          daemon=True).start()
@@ -123,15 +113,13 @@ class ResearchHub:
             job.stop.set()
         deadline = time.monotonic() + grace
         for job in jobs:
-            job.wait_over(max(0.0, deadline - time.monotonic()))
+            job.wait_idle(max(0.0, deadline - time.monotonic()))
 
     def _run(self, job: ResearchJob, question: str, files: list[Path], breadth: int, done: Callable[[], None]) -> None:
         research = Research(self.settings, question, self.store, files, breadth, progress=job, stop=job.stop,
                             limits=self.limits, tracing=self.tracing)
         try:
             report = research.run()
-            assert research.run_dir is not None
-            write_report(report, research.run_dir / "report.md", True, research.run_dir / SOURCES_DIR)
             job.push({"type": "report", "report": report_json(report),
                       "html": f"/runs/{report.run_id}/report.html"})
         except (LLMError, ConfigError, ResultsWriteError, OSError) as exc:  # say why, stay up
@@ -151,33 +139,34 @@ def report_json(report: ResearchReport) -> dict[str, Any]:
     return data
 
 
-def research_routes(hub: ResearchHub, stream: Callable[[Any], Any], save_upload: Callable[..., Any]) -> \
-        list[BaseRoute]:
-    """The routes of the Deep research mode (the app's event stream and upload saving passed in)."""
-    r = _Routes(hub, stream, save_upload)
+def research_routes(hub: ResearchHub) -> list[BaseRoute]:
+    """The routes of the Deep research mode."""
+    r = _Routes(hub)
     return [Route("/api/research", r.start, methods=["POST"]), Route("/api/research/{key}/events", r.events),
-            Route("/api/research/{key}/stop", r.stop, methods=["POST"]), Route("/runs/{run_id}/report.html", r.page)]
+            Route("/api/research/{key}/stop", r.stop, methods=["POST"])]
 
 
 class _Routes:
-    def __init__(self, hub: ResearchHub, stream: Callable[[Any], Any], save_upload: Callable[..., Any]) -> None:
-        self.hub, self.stream, self.save_upload = hub, stream, save_upload
+    def __init__(self, hub: ResearchHub) -> None:
+        self.hub = hub
 
     async def start(self, request: Request) -> Response:
-        """Start a research: the question, an optional breadth and attachment."""
-        async with request.form(max_files=1, max_fields=4) as form:
-            question = str(form.get("question") or "").strip()
-            if not question or len(question) > MAX_QUESTION:
-                return _error(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
-            breadth = str(form.get("breadth") or MOST)
-            if not breadth.isdigit() or not 1 <= int(breadth) <= 20:
-                return _error(400, "breadth: 1 to 20 sub-questions")
-            folder = Path(tempfile.mkdtemp(prefix="agent-ui-research-"))
-            try:
-                files = await self.save_upload(form.get("file"), folder)
-            except Exception as exc:  # the app's own refusal of an upload (larger than it takes)
-                shutil.rmtree(folder, ignore_errors=True)
-                return _error(413, str(exc))
+        """Start a research: the question, an optional breadth and attachment; a bad request is a 4xx with one
+        line and leaves no upload folder behind."""
+        folder = Path(tempfile.mkdtemp(prefix="agent-ui-research-"))
+        try:
+            async with request.form(max_files=1, max_fields=4) as form:
+                question, breadth = str(form.get("question") or "").strip(), str(form.get("breadth") or MOST)
+                if not question or len(question) > MAX_QUESTION:
+                    raise BadUpload(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
+                if not breadth.isdigit() or not 1 <= int(breadth) <= 20:
+                    raise BadUpload(400, "breadth: 1 to 20 sub-questions")
+                files = await save_upload(form.get("file"), folder)
+        except (BadUpload, HTTPException) as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            status = exc.status if isinstance(exc, BadUpload) else exc.status_code
+            return _error(status if 400 <= status < 500 else 400, str(exc) if isinstance(exc, BadUpload) else
+                          f"bad request: {exc.detail}")
         job = self.hub.start(question, files, int(breadth), lambda: shutil.rmtree(folder, ignore_errors=True))
         return JSONResponse({"research": job.key})
 
@@ -186,7 +175,7 @@ class _Routes:
         job = self.hub.get(str(request.path_params["key"]))
         if job is None:
             return _error(404, "no such research running")
-        return StreamingResponse(self.stream(job), media_type="text/event-stream",
+        return StreamingResponse(event_stream(job), media_type="text/event-stream",
                                  headers={"X-Accel-Buffering": "no"})
 
     async def stop(self, request: Request) -> Response:
@@ -196,15 +185,6 @@ class _Routes:
             return _error(404, "no such research running")
         job.stop.set()
         return JSONResponse({"stopping": job.running})
-
-    async def page(self, request: Request) -> Response:
-        """A research run's report.html, by run id only."""
-        run_id = str(request.path_params["run_id"])
-        run = await anyio.to_thread.run_sync(lambda: next((r for r in self.hub.store.runs() if r.id == run_id), None))
-        path = run.dir / "report.html" if run is not None and run.info.kind == "research" else None
-        if path is None or not path.is_file():
-            return _error(404, "this run has no research report (rebuild it with `main.py report`)")
-        return FileResponse(path, media_type="text/html; charset=utf-8")
 
 
 def _error(status: int, message: str) -> JSONResponse:

@@ -15,7 +15,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,34 +29,19 @@ class Busy(Exception):  # noqa: N818 (a state, not a failure)
     """The conversation is still answering its last question."""
 
 
-class LiveConversation:
-    """One conversation of this app: the engine's Conversation and the events of its current question."""
+class EventFeed:
+    """The events a page reads while a job (a question, a research) runs: pushed from its worker thread, awaited
+    in the event loop, replayed from the first to a page that (re)connects."""
 
-    def __init__(self, conversation: Conversation, clock: Callable[[], float] = time.monotonic) -> None:
-        self.conversation, self._clock = conversation, clock
-        self.key = secrets.token_hex(8)  # the page's handle until the store names the run
-        self.events: list[dict[str, Any]] = []  # the current question's, replayed to a page that (re)connects
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
         self.running = False
-        self.idle_since = clock()  # when its last question ended (or it was made)
-        self.stop = threading.Event()
         self._changed = threading.Condition()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # pages in next_events
 
-    def start(self, question: str, files: list[Path], done: Callable[[], None] = lambda: None) -> int:
-        """Answer `question` in the background; the turn's number. Busy while the previous one runs."""
-        with self._changed:
-            if self.running:
-                raise Busy("still answering the last question: stop it or wait")
-            self.running, self.events, self.stop = True, [], threading.Event()
-            turn = len(self.conversation.turns) + 1
-        worker = threading.Thread(target=self._answer, args=(turn, question, files, done), name="ui-question",
-                                  daemon=True)
-        worker.start()
-        return turn
-
     async def next_events(self, seen: int, timeout: float) -> tuple[list[dict[str, Any]], bool]:
         """The events after the first `seen` (waiting up to `timeout` for one in the event loop, not a thread),
-        and whether the question is over."""
+        and whether the job is over."""
         waiter = (asyncio.get_running_loop(), asyncio.Event())
         with self._changed:
             if len(self.events) > seen or not self.running:
@@ -73,13 +58,9 @@ class LiveConversation:
             return self.events[seen:], not self.running
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until no question runs (at most `timeout` s); True when none does."""
+        """Wait until no job runs (at most `timeout` s); True when none does."""
         with self._changed:
             return self._changed.wait_for(lambda: not self.running, timeout)
-
-    def totals(self) -> tuple[int, float | None]:
-        """Tokens and USD of the conversation's finished questions (cost None when a price is unknown)."""
-        return sum(t.record.tokens for t in self.conversation.turns), self.conversation.cost()
 
     def _push(self, event: dict[str, Any]) -> None:
         with self._changed:
@@ -92,6 +73,49 @@ class LiveConversation:
         for loop, event in self._waiters:
             with contextlib.suppress(RuntimeError):  # its loop has closed (the app is stopping)
                 loop.call_soon_threadsafe(event.set)
+
+
+async def event_stream(live: EventFeed) -> AsyncIterator[str]:
+    """Server-Sent Events: the job's events from the first (a page that reconnects redraws), then `end`.
+    It waits in the event loop: a page left open holds no worker thread."""
+    seen = 0
+    while True:
+        events, over = await live.next_events(seen, 5.0)
+        seen += len(events)
+        for event in events:
+            yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
+        if over:
+            yield "event: end\ndata: {}\n\n"
+            return
+        if not events:
+            yield ": waiting\n\n"  # a comment: finds a closed page, keeps proxies from timing out
+
+
+class LiveConversation(EventFeed):
+    """One conversation of this app: the engine's Conversation and the events of its current question."""
+
+    def __init__(self, conversation: Conversation, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()  # events: the current question's
+        self.conversation, self._clock = conversation, clock
+        self.key = secrets.token_hex(8)  # the page's handle until the store names the run
+        self.idle_since = clock()  # when its last question ended (or it was made)
+        self.stop = threading.Event()
+
+    def start(self, question: str, files: list[Path], done: Callable[[], None] = lambda: None) -> int:
+        """Answer `question` in the background; the turn's number. Busy while the previous one runs."""
+        with self._changed:
+            if self.running:
+                raise Busy("still answering the last question: stop it or wait")
+            self.running, self.events, self.stop = True, [], threading.Event()
+            turn = len(self.conversation.turns) + 1
+        worker = threading.Thread(target=self._answer, args=(turn, question, files, done), name="ui-question",
+                                  daemon=True)
+        worker.start()
+        return turn
+
+    def totals(self) -> tuple[int, float | None]:
+        """Tokens and USD of the conversation's finished questions (cost None when a price is unknown)."""
+        return sum(t.record.tokens for t in self.conversation.turns), self.conversation.cost()
 
     def _answer(self, turn: int, question: str, files: list[Path], done: Callable[[], None]) -> None:
         watcher = _Watcher(turn, question, self._push, *self.totals())

@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.files import atomic_write
+from core.text import money
 from report.html.assets import CSS
+from report.html.guard import loopback_url
 from report.html.markdown import esc, render
 from report.html.paths import html_path_for
-from report.markdown import atomic_write
 from report.research import (
     MARK,
     REPORT_FILE,
@@ -107,7 +109,7 @@ def _sources(report: ResearchReport, texts_dir: Path | None) -> str:
 
 def _link(s: Mapping[str, Any]) -> str:
     url, title = str(s.get("url") or ""), str(s.get("title") or "")
-    if not is_web(url):
+    if not is_web(url) or loopback_url(url):  # a local address stays text: the app's token cookie would go along
         return f"<code>{esc(url)}</code>" + (f" {esc(title)}" if title else "")
     link = f'<a href="{esc(url)}" rel="noopener noreferrer nofollow" target="_blank">{esc(title or url)}</a>'
     return link + (f' <span class="meta">{esc(url)}</span>' if title else "")
@@ -134,9 +136,8 @@ def _citations(citations: list[dict[str, Any]]) -> str:
 def _plan_item(s: SubQuestion) -> str:
     """A sub-question with how its research went; one that gave nothing says why."""
     if s.answered:
-        cost = "" if s.cost is None else f" · ${s.cost:.4f}"
         how = (f'<span class="yes">{esc(s.status.replace("_", " "))}</span> · {s.sources} '
-               f'source{"s" if s.sources != 1 else ""}{cost}')
+               f'source{"s" if s.sources != 1 else ""} · {money(s.cost)}')
     else:
         how = f'<span class="no"><b>not answered</b></span> ({esc(s.status)}{": " + esc(s.error) if s.error else ""})'
     return f"<li>{esc(s.text)} — {how}</li>"

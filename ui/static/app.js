@@ -153,6 +153,7 @@ $("#question").addEventListener("keydown",function(ev){
 $("#stop").addEventListener("click",stop);
 $("#new").addEventListener("click",fresh);
 $("#leave").addEventListener("click",fresh);
+window.agentPage={el:el, money:money, safeHref:safeHref};  // for research.js: one way to draw these
 if(/[?&]token=/.test(location.search)) history.replaceState(null,"",location.pathname);
 loadHistory();
 })();

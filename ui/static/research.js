@@ -6,12 +6,7 @@
 var $=function(s){return document.querySelector(s);};
 var key=null, events=null;
 
-function el(tag, cls, text){
-  var e=document.createElement(tag); if(cls) e.className=cls; if(text!==undefined&&text!==null) e.textContent=text;
-  return e;
-}
-function money(c){return c===null||c===undefined?"n/a":"$"+Number(c).toFixed(4);}
-function safeHref(url){return /^https?:\/\//i.test(url||"")?url:null;}
+var el=window.agentPage.el, money=window.agentPage.money, safeHref=window.agentPage.safeHref;  // app.js's
 function running(on){ $("#stop").classList.toggle("hidden",!on); $("#send").disabled=on; }
 function status(text){ $("#status").textContent=text||""; }
 
