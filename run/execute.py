@@ -103,7 +103,7 @@ def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> 
         answer_style = "concise"
     spec = model_specs(llm)[0]
     # Its own traces/ and workspace/: a later run of the same tasks never overwrites this one's.
-    run = RunStore.from_settings(settings).create("batch", str(args.tasks), dataclasses.replace(
+    run = RunStore.from_settings(extras.settings).create("batch", str(args.tasks), dataclasses.replace(
         extras.settings, model=spec))
     return Prepared(run.apply(extras.settings), extras.tasks, extras.llm, extras.summary_llm, spec, extras,
                     answer_style, run, limits)
