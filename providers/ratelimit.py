@@ -13,6 +13,7 @@ locks, clocks or sleeping, and `wait_turns` the loop a client runs around it.
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
 import time
 from collections import deque
@@ -30,6 +31,8 @@ from providers.rate_headers import read_rate_headers
 WINDOW = 60.0  # seconds of a "per minute" limit (the benchmark shortens it, and says so)
 MAX_NAP = 1.0  # a waiting call looks again at least this often (a pause may end early, Ctrl-C)
 DEFAULT_PAUSE = 2.0  # after a 429 that names no wait
+PACE = 0.97  # the share of --rpm / --tpm sent: room for the network's jitter at a provider counting per second
+FIRST_REPLY_LOOK = 0.1  # callers held for the first request's reply look again this often (or each --rpm interval)
 _WHO: contextvars.ContextVar[str] = contextvars.ContextVar("ratelimit_who", default="")
 
 
@@ -78,13 +81,50 @@ def waiting_as(label: str) -> Iterator[None]:
         _WHO.reset(token)
 
 
+@dataclass
+class Bucket:
+    """An allowance refilled evenly at `rate` a second up to `size` (--rpm, --tpm), kept as the time it is full
+    again. A cost goes once the bucket holds it, or once it is full for a cost above its size: the debt then
+    holds the next ones."""
+
+    rate: float
+    size: float
+    full_at: float = -math.inf
+
+    def wait(self, now: float, cost: float) -> float:
+        """Seconds until `cost` may go."""
+        return max(self.full_at - (self.size - min(cost, self.size)) / self.rate - now, 0.0)
+
+    def take(self, now: float, cost: float) -> None:
+        """Spend `cost` (into debt if need be)."""
+        self.full_at = max(self.full_at, now) + cost / self.rate
+
+    def empty_at(self, now: float) -> None:
+        """Count the bucket spent at `now`: nothing more goes for a refill's time."""
+        self.full_at = max(self.full_at, now + self.size / self.rate)
+
+    def give_back(self, now: float, amount: float) -> None:
+        """Return what a request did not use (a negative amount takes what it used beyond its estimate)."""
+        self.full_at = max(self.full_at - amount / self.rate, now)
+
+
 class RateWindow:
-    """A limiter's state: a sliding window of grants, what the headers said is left, a pause. No locks."""
+    """A limiter's state: --rpm / --tpm as evenly refilled buckets, what the headers said is left, a pause.
+
+    Providers may hold a per-minute quota per second (Anthropic: 60 requests a minute "may be enforced as 1
+    request per second"; OpenAI: limits "can be quantized"), so --rpm sends one request at a time, each 60/rpm
+    s after the previous one, and --tpm lets a second's worth of tokens (tpm/60) go at once. Under either, the
+    first request goes alone until its reply is in (at most a window): a client's first call spends a while
+    setting up before it is sent, and the calls granted after it must not reach the server with it. No locks."""
 
     def __init__(self, rpm: int | None, tpm: int | None, window: float | None = None) -> None:
         self.rpm, self.tpm = rpm, tpm
         self.window = WINDOW if window is None else window
+        self.requests = Bucket(rpm * PACE / self.window, 1.0) if rpm is not None else None
+        self.tokens = Bucket(tpm * PACE / self.window, max(tpm / 60, 1.0)) if tpm is not None else None
         self.grants: deque[list[float]] = deque()  # [time, tokens, settled 0/1], oldest first
+        self.first_sent: float | None = None  # when the first request went
+        self.replied = False  # a reply (or a failure) is in
         self.paused_until, self.pause_reason = 0.0, ""
         # kind -> (remaining, reset_at, observed_at, refill per second or 0 when unknown)
         self.learned: dict[str, tuple[int, float, float, float]] = {}
@@ -95,19 +135,31 @@ class RateWindow:
         wait, reason = self.wait_for(now, est_tokens)
         if wait <= 0:
             self.grants.append([now, float(est_tokens), 0.0])
+            self.first_sent = now if self.first_sent is None else self.first_sent
+            if self.requests is not None:
+                self.requests.take(now, 1.0)
+            if self.tokens is not None:
+                self.tokens.take(now, est_tokens)
         return wait, reason
 
     def wait_for(self, now: float, est: int) -> tuple[float, str]:
         """Seconds until a request of `est` tokens fits every limit, with the limit that holds it."""
         waits = [(self.paused_until - now, self.pause_reason or "paused after a 429")]
-        live = [g for g in self.grants if g[0] > now - self.window]
-        if self.rpm is not None and len(live) >= self.rpm:
-            waits.append((live[-self.rpm][0] + self.window - now, f"--rpm {self.rpm}"))
-        if self.tpm is not None:
-            waits.append((self._tokens_free_at(live, min(est, self.tpm), self.tpm) - now, f"--tpm {self.tpm:,}"))
+        if self.requests is not None:
+            waits.append((self.requests.wait(now, 1.0), f"--rpm {self.rpm}"))
+        if self.tokens is not None:
+            waits.append((self.tokens.wait(now, est), f"--tpm {self.tpm:,}"))
+        paced = self.requests is not None or self.tokens is not None
+        if paced and self.first_sent is not None and not self.replied:
+            ask_again = min(self.first_sent + self.window, now + max(self.spacing(), FIRST_REPLY_LOOK))
+            waits.append((ask_again - now, "the first request's reply"))
         for kind, learned in self.learned.items():
             waits.append(self._learned_wait(kind, learned, now, est))
         return max(waits, key=lambda w: w[0])
+
+    def spacing(self) -> float:
+        """Seconds between two requests under --rpm (0 without it)."""
+        return 1.0 / self.requests.rate if self.requests is not None else 0.0
 
     def _learned_wait(self, kind: str, learned: tuple[int, float, float, float], now: float,
                       est: int) -> tuple[float, str]:
@@ -123,15 +175,6 @@ class RateWindow:
         wait = min((need - have) / rate, reset_at - now) if rate else reset_at - now
         return wait, f"the provider said {remaining:,} {kind} were left"
 
-    def _tokens_free_at(self, live: list[list[float]], need: int, cap: int) -> float:
-        """When the grants of the window leave room for `need` tokens under `cap` (now, if they do)."""
-        used, free_at = sum(g[1] for g in live), 0.0
-        for t, tokens, _ in live:
-            if used + need <= cap:
-                break
-            used, free_at = used - tokens, t + self.window
-        return free_at
-
     def _forget(self, now: float) -> None:
         oldest_use = min([now - self.window, *(learned[2] for learned in self.learned.values())])
         while self.grants and self.grants[0][0] < oldest_use:
@@ -140,8 +183,13 @@ class RateWindow:
 
     def observe(self, now: float, headers: Mapping[str, str], tokens_used: int) -> None:
         """Settle the oldest unsettled grant at the tokens really used; learn what the headers say is left."""
+        if not self.replied and self.requests is not None:
+            self.requests.empty_at(now)  # the first request went out at the latest now: the next waits from here
+        self.replied = True
         for grant in self.grants:
             if not grant[2]:
+                if self.tokens is not None and tokens_used:
+                    self.tokens.give_back(now, grant[1] - tokens_used)
                 grant[1], grant[2] = float(tokens_used or grant[1]), 1.0
                 break
         read = read_rate_headers(headers, now)
@@ -216,13 +264,14 @@ class LocalLimiter:
             self.state.pause_until(t, reason)
 
     def status(self) -> LimiterStatus:
-        """Who waits, until when, and why."""
+        """Who waits, until when (the last of them, one --rpm interval after another), and why."""
         with self._lock:
-            waits = list(self._waiting.values())
+            waits, spacing = list(self._waiting.values()), self.state.spacing()
         if not waits:
             return LimiterStatus(self.name)
         until, reason = max((u, r) for _, u, r in waits)
-        return LimiterStatus(self.name, tuple(sorted(w for w, _, _ in waits)), until, reason)
+        return LimiterStatus(self.name, tuple(sorted(w for w, _, _ in waits)), until + (len(waits) - 1) * spacing,
+                             reason)
 
 
 def provider_of(spec: str) -> str:
@@ -280,6 +329,9 @@ class RateLimitedBackend:
             reply = self.inner.complete(request)
         except TransientError as exc:
             self._learn_from_failure(exc)
+            raise
+        except Exception:
+            self.limiter.observe({}, 0)  # settled: the request's estimate stays spent
             raise
         self.limiter.observe(dict(reply.rate_headers), reply.prompt_tokens + reply.completion_tokens)
         carried, self._carried.seconds = getattr(self._carried, "seconds", 0.0), 0.0

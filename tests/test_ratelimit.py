@@ -1,5 +1,6 @@
-"""Shared rate limits: --rpm/--tpm hold across tasks, the providers' rate-limit headers (through the real SDKs)
-slow the next requests down, a 429 pauses every caller, and the waits show in the status and the completion.
+"""Shared rate limits: --rpm/--tpm pace requests evenly across tasks (a server holding its quota per second sees
+no 429), the providers' rate-limit headers (through the real SDKs) slow the next requests down, a 429 pauses
+every caller, and the waits show in the status and the completion.
 
 Header names and value formats are the providers' own: OpenAI's from a reply of api.openai.com quoted at
 https://community.openai.com/t/how-to-get-rate-limit-reset-time-for-response-api/1268905 (x-ratelimit-reset-*
@@ -10,16 +11,20 @@ seconds on a 429; see also anthropics/anthropic-sdk-typescript#357).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
 
 from config import Settings
+from core import cancellation
+from core.errors import StopRequested
 from llm import LLMInterface
 from providers.rate_headers import parse_duration, read_rate_headers
-from providers.ratelimit import LocalLimiter, RateLimits, waiting_as
+from providers.ratelimit import PACE, LocalLimiter, RateLimits, waiting_as
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
     anthropic_error,
@@ -29,6 +34,7 @@ from tests.fakes.providers import (
     openai_reply,
     openai_script,
 )
+from tests.fakes.quota_server import QuotaServer
 
 OPENAI_HEADERS = {  # as api.openai.com sends them (the thread quoted above), at 60 requests a minute, used up
     "x-ratelimit-limit-requests": "60", "x-ratelimit-limit-tokens": "160000",
@@ -80,21 +86,37 @@ def test_anthropic_token_headers_use_the_limit_in_effect() -> None:
     assert read_rate_headers(both, now).tokens.remaining == 7000  # type: ignore[union-attr]
 
 
-def test_rpm_holds_the_next_request_until_the_window_has_room() -> None:
+def test_rpm_spaces_the_requests_evenly_instead_of_sending_the_minute_at_once() -> None:
     clock = FakeTime()
     limiter = limits_on(clock, rpm=3).limiter("openai")
-    waits = [limiter.acquire(10) for _ in range(3)]
+    waits = []
+    for _ in range(3):
+        waits.append(limiter.acquire(10))
+        limiter.observe({}, 10)  # its reply
     clock.now += 10
-    assert waits == [0.0, 0.0, 0.0] and limiter.acquire(10) == pytest.approx(50.0)
+    interval = 20 / PACE  # 60 s / 3, with a little room for the network's jitter
+    assert waits == [0.0, pytest.approx(interval), pytest.approx(interval)]
+    assert limiter.acquire(10) == pytest.approx(interval - 10)
 
 
-def test_tpm_counts_the_tokens_really_used_once_a_reply_is_in() -> None:
+def test_under_rpm_the_first_request_goes_alone_until_its_reply_is_in() -> None:
     clock = FakeTime()
-    limiter = limits_on(clock, tpm=10_000).limiter("openai")
+    limiter = limits_on(clock, rpm=600).limiter("openai")  # a request every 0.1 s
+    limiter.acquire(10)
+    clock.now += 5  # the first call is still out (a client's first call sets itself up for a while)
+    wait, reason = limiter.state.wait_for(clock.now, 10)  # type: ignore[attr-defined]
+    assert wait > 0 and reason == "the first request's reply"
+    limiter.observe({}, 10)
+    assert limiter.acquire(10) == pytest.approx(0.1 / PACE, abs=1e-6)  # an interval after the reply, not the grant
+
+
+def test_tpm_paces_by_the_tokens_really_used_once_a_reply_is_in() -> None:
+    clock = FakeTime()
+    limiter = limits_on(clock, tpm=10_000).limiter("openai")  # 10,000 a minute: 1,000 take 6 s to come back
     limiter.acquire(8_000)  # prompt + max_tokens, as the request is sent
-    limiter.observe({}, 1_000)  # the reply used far less
-    assert limiter.acquire(8_000) == 0.0  # 9,000 of 10,000: it fits
-    assert limiter.acquire(8_000) == pytest.approx(60.0)  # 17,000 would not: wait for the window
+    limiter.observe({}, 1_000)  # the reply used far less: the rest comes back
+    assert limiter.acquire(8_000) == pytest.approx(6.0 / PACE)
+    assert limiter.acquire(8_000) == pytest.approx(48.0 / PACE)  # no reply yet: its whole estimate counts
 
 
 def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_refill_rate() -> None:
@@ -174,6 +196,44 @@ def test_the_status_names_who_waits_until_when() -> None:
     assert limits.status() == [] and limits.note() == ""  # nobody waits any more
 
 
+def test_the_status_of_paced_callers_says_when_the_last_of_them_goes() -> None:
+    limits = RateLimits(rpm=6)  # a request every 10 s
+    limiter = limits.limiter("openai")
+    limiter.acquire(10)
+    limiter.observe({}, 10)
+    stop = threading.Event()
+
+    def task(n: int) -> None:
+        with cancellation.scope(stop=stop), waiting_as(f"task-{n}"), contextlib.suppress(StopRequested):
+            limiter.acquire(10)
+
+    waiters = [threading.Thread(target=task, args=(n,)) for n in range(3)]
+    for waiter in waiters:
+        waiter.start()
+    while sum(len(s.waiting) for s in limits.status()) < 3 and any(w.is_alive() for w in waiters):
+        time.sleep(0.01)
+    note = limits.note()
+    stop.set()
+    for waiter in waiters:
+        waiter.join()
+    assert note.startswith("3 task(s) waiting") and note.endswith("s for openai (--rpm 6)")
+    seconds = float(note.split(" s for ")[0].rsplit(" ", 1)[1])
+    assert 20 < seconds <= 31  # the next goes in about 10 s, the last two intervals later
+
+
+def test_a_burst_of_concurrent_calls_under_rpm_meets_no_429_from_a_server_holding_its_quota_per_second() -> None:
+    server = QuotaServer(600, "anthropic")  # 600 a minute held as a bucket of 10, refilled at 10 a second
+    with LoopbackServer(server) as loop:
+        settings = Settings(model="anthropic:claude-haiku-4-5", anthropic_api_key="k", anthropic_base_url=loop.url)
+        llm = LLMInterface.from_spec("anthropic:claude-haiku-4-5", settings, limits=RateLimits(rpm=600))
+        with ThreadPoolExecutor(16) as pool:
+            replies = list(pool.map(lambda _: llm.complete(MESSAGES), range(16)))  # type: ignore[arg-type]
+    arrivals = [a.at for a in server.arrivals]
+    assert [r.text for r in replies] == ["Final Answer: 4"] * 16
+    assert server.refused == 0 and len(arrivals) == 16  # (all at once, 6 of them would have met a 429)
+    assert max(arrivals) - min(arrivals) >= 15 * 0.1  # one at a time, 60/600 s apart
+
+
 def test_a_429_from_anthropic_without_retry_after_still_pauses_the_provider() -> None:
     clock = FakeTime()
     limits = limits_on(clock)
@@ -217,7 +277,7 @@ def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.Monk
     import main
     from providers import ratelimit
 
-    monkeypatch.setattr(ratelimit, "WINDOW", 0.6)  # "a minute" of 0.6 s: the test waits that long, once
+    monkeypatch.setattr(ratelimit, "WINDOW", 1.2)  # "a minute" of 1.2 s: a request every 0.6 s
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     Path("tasks.txt").write_text("\n\n".join(f"Question {n}?" for n in range(4)) + "\n")
     with LoopbackServer(openai_script(openai_reply("Final Answer: 4"))) as server:
@@ -227,5 +287,5 @@ def test_rpm_holds_across_the_concurrent_tasks_of_a_run(monkeypatch: pytest.Monk
     waits = sorted(json.loads(line)["rate_wait"] for trace in Path("traces").rglob("*.jsonl")
                    for line in trace.read_text().splitlines() if json.loads(line)["kind"] == "llm_call")
     assert code == 0 and len(waits) == 4
-    assert waits[:2] == [0.0, 0.0] and min(waits[2:]) > 0.3  # two went at once, two waited for the window
-    assert Path("results.html").read_text().count("s for the rate limit") == 2  # in the tasks' timelines
+    assert waits[0] == 0.0 and min(waits[1:]) > 0.0  # one went at once, the others one after another
+    assert Path("results.html").read_text().count("s for the rate limit") == 3  # in the tasks' timelines

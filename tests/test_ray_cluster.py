@@ -178,10 +178,9 @@ def test_the_rate_limit_and_a_429_pause_hold_for_the_whole_cluster(monkeypatch: 
         on = [turns.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
               for node in nodes]
         assert len(on) == 2
-        ray.get(on[0].remote(actor, 2))  # two requests from the first node
-        ray.get(on[1].remote(actor, 1))  # and one from the second: --rpm 3 is used up for the cluster
+        assert ray.get(on[0].remote(actor, 1)) == [0.0]  # a request from the first node goes at once
         wait, reason = ray.get(actor.try_acquire.remote("openai", 3, None, 100))
-        assert wait > 50 and reason == "--rpm 3"  # a fourth request anywhere waits for the minute's window
+        assert wait > 15 and reason == "--rpm 3"  # the next one anywhere waits its turn: --rpm 3 is one in 20 s
         ray.get(on[1].remote(actor, 0, pause=600))  # a 429 on the second node ...
         wait, reason = ray.get(actor.try_acquire.remote("openai", 3, None, 100))
         assert wait > 500 and reason == "openai:gpt-x answered 429"  # ... pauses every node

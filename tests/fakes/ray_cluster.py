@@ -222,11 +222,15 @@ def number_tasks(count: int) -> str:
 
 
 def take_turns(actor: Any, count: int, pause: float = 0.0) -> list[float]:
-    """On a node: `count` turns from the run's shared OpenAI limiter (--rpm 3), then maybe a 429's pause."""
+    """On a node: `count` turns from the run's shared OpenAI limiter (--rpm 3), each answered at once, then maybe a
+    429's pause."""
     from run.ray_limits import ActorLimiter
 
     limiter = ActorLimiter(actor, "openai", 3, None)
-    waited = [limiter.acquire(100) for _ in range(count)]
+    waited = []
+    for _ in range(count):
+        waited.append(limiter.acquire(100))
+        limiter.observe({}, 100)  # its reply
     if pause:
         limiter.pause_until(time.time() + pause, "openai:gpt-x answered 429")
     return waited
