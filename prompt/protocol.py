@@ -7,6 +7,7 @@ import io
 import json
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from prompt.repair import (
     unescape_markdown,
     unwrap_call,
 )
+from prompt.tool_text import describe
 from tools.base import ToolRegistry
 
 STOP_SEQUENCES = ["Observation:"]
@@ -34,6 +36,8 @@ _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNO
 _FENCE = re.compile(r"^```[ \t]*(?P<lang>[\w+-]*)[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 _FINISH_NAMES = {"finalanswer", "final_answer", "finish", "answer"}
 _NO_TOOL = re.compile(r"[\W_]*(?:none|n/?a|null|nothing|no[ \t_-]*(?:tool|action)s?)\b", re.IGNORECASE)
+# `Action: <one of: search, scrape>` copied from the prompt's format (a bare `<search>` is a name in brackets).
+_PLACEHOLDER = re.compile(r"[ \t]*[`*'\"]*<[^<>\n]*[\s:,][^<>\n]*>")
 _GLUED_INPUT = re.compile(r"action[ \t_-]*input[ \t]*:", re.IGNORECASE)
 
 
@@ -73,34 +77,62 @@ Thought: <your reasoning>
 Final Answer: <the complete answer>"""
 
 
-def render_system_prompt(tools: ToolRegistry, answer_style: str = "plain", extra: str = "") -> str:
-    """The system prompt: the role, every tool with its input schema, and the exact format."""
-    tool_lines = []
-    for t in tools:
-        tool_lines.append(f"### {t.name}\n{t.description.strip()}\nInput schema: "
-                          f"{json.dumps(t.parameters, ensure_ascii=False)}")
-    names = ", ".join(tools.names()) or "(no tools)"
-    parts = [
-        "You are a careful research assistant. You answer the user's task by thinking step by step "
-        "and calling tools to gather evidence. Prefer facts you have checked with a tool over memory. "
-        + CITE_INSTRUCTION + (
-            " Code run by the python tool usually has no network: download a file with "
-            "scrape(url, save_as=...) first, then open it from the workspace." if "python" in tools else ""),
-        "## Tools\n" + ("\n\n".join(tool_lines) if tool_lines else "(none)"),
-        "## Format\nEach reply contains either one tool call or the final answer.\n\n"
-        "To call a tool:\nThought: <what you know and what you will do next>\n"
-        f"Action: <one of: {names}>\n"
-        "Action Input: <a JSON object matching the tool's input schema>\n\n"
-        "Then stop. The result comes back to you as `Observation: ...`; never write an Observation "
-        "yourself.\n\n"
-        "When you have enough information:\nThought: <why the evidence answers the task>\n"
-        "Final Answer: <the complete answer, with [n] after each claim taken from source n>",
-    ]
+def render_system_prompt(tools: ToolRegistry, answer_style: str = "plain", extra: str = "",
+                         compact: bool = False) -> str:
+    """The system prompt: the role, every tool with its input, and the exact format; `compact` is the short
+    form for small context windows (each tool on one line, the frame cut to its rules)."""
+    parts = _compact_parts(tools) if compact else _full_parts(tools)
     if answer_style == "concise":
         parts.append(CONCISE_INSTRUCTION)
     if extra:
         parts.append(extra)
     return "\n\n".join(parts)
+
+
+def _full_parts(tools: ToolRegistry) -> list[str]:
+    tool_lines = [describe(t) for t in tools]
+    names = ", ".join(tools.names()) or "(no tools)"
+    return [
+        "You are a careful research assistant. You answer the user's task by thinking step by step "
+        "and calling tools to gather evidence. Prefer facts you have checked with a tool over memory. "
+        + CITE_INSTRUCTION + (
+            " Python code has no network: fetch files with scrape(url, save_as=...) first." if "python" in tools
+            else ""),
+        "## Tools\n" + ("\n\n".join(tool_lines) if tool_lines else "(none)"),
+        "## Format\nEach reply contains either one tool call or the final answer.\n\n"
+        "To call a tool:\nThought: <what you know and what you will do next>\n"
+        f"Action: <one of: {names}>\n"
+        "Action Input: <a JSON object with the tool's input (a key marked ? may be left out)>\n\n"
+        "Then stop. The result comes back to you as `Observation: ...`; never write an Observation "
+        "yourself.\n\n"
+        "When you have enough information:\nThought: <why the evidence answers the task>\n"
+        "Final Answer: <the complete answer, with [n] after each claim taken from source n>",
+    ]
+
+
+def _compact_parts(tools: ToolRegistry) -> list[str]:
+    tool_lines = "\n".join(describe(t, compact=True) for t in tools) or "(none)"
+    return [
+        "You are a research assistant: call tools to find evidence, then answer. A source's observation starts "
+        "with `[n] Title — URL`; put [n] after each claim taken from it.",
+        "Tools (input keys marked ? are optional):\n" + tool_lines,
+        "To call a tool, write these three lines and stop:\nThought: <your reasoning>\nAction: <a tool name>\n"
+        "Action Input: <a JSON object>\nWhen you know the answer:\nThought: <your reasoning>\n"
+        "Final Answer: <the answer, with [n] citations>",
+    ]
+
+
+COMPACT_SHARE = 0.5  # of the prompt budget: a full system prompt larger than this gives way to the compact one
+
+
+def fitted_system_prompt(tools: ToolRegistry, answer_style: str, budget_tokens: int,
+                         tokens: Callable[[str], int]) -> str:
+    """The full system prompt, or the compact one when the full one would take over COMPACT_SHARE of the
+    budget (a small window or --context-budget): `tokens` estimates a text's size."""
+    full = render_system_prompt(tools, answer_style)
+    if tokens(full) <= budget_tokens * COMPACT_SHARE:
+        return full
+    return render_system_prompt(tools, answer_style, compact=True)
 
 
 # The citation check (sources/check.py) reads these markers; the observation header is sources/ledger.py's.
@@ -183,6 +215,9 @@ def _parse_action(text: str, action: re.Match[str],
     if _NO_TOOL.match(name_line):
         raise ParseError("`Action:` must name one of the tools; there is no `None` tool. If you can answer "
                          "now, write `Final Answer: <the answer>`. " + FORMAT_REMINDER)
+    if _PLACEHOLDER.match(name_line):
+        raise ParseError(f"Your `Action:` line copied the format's placeholder ({name_line.strip()[:60]}): write "
+                         "just the name of one listed tool instead. " + FORMAT_REMINDER)
     name, inline = _split_tool_name(unescape_markdown(name_line))
     if re.sub(r"[\s`*'\"_-]", "", name_line).lower() in _FINISH_NAMES:
         name, inline = "final_answer", ""
@@ -248,7 +283,7 @@ def _answer_from_input(arguments: dict[str, Any] | str) -> str:
 def _split_tool_name(line: str) -> tuple[str, str]:
     """The tool name on the Action line, and any input written inline after it."""
     line = line.strip()
-    m = re.match(r"^[`*'\"]*([A-Za-z_][\w.-]*)[`*'\"]*[ \t]*(.*)$", line)
+    m = re.match(r"^[`*'\"<]*([A-Za-z_][\w.-]*)[`*'\">]*[ \t]*(.*)$", line)
     if not m:
         return "", ""
     name, rest = m.group(1), m.group(2).strip().rstrip("`*").strip()

@@ -71,10 +71,11 @@ class DuplicateToolError(ValueError):
 class UnknownToolError(Exception):
     """The model named a tool that does not exist; the message lists the valid ones."""
 
-    def __init__(self, name: str, valid: list[str]) -> None:
-        close = difflib.get_close_matches(name.lower(), valid, n=1, cutoff=0.4)
+    def __init__(self, name: str, valid: list[str], withheld: str | None = None) -> None:
+        close = None if withheld else difflib.get_close_matches(name.lower(), valid, n=1, cutoff=0.4)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        super().__init__(f"Unknown tool {name!r}.{hint} Valid tools: {', '.join(valid)}.")
+        why = f"The tool {name!r} is not offered in this run: {withheld}." if withheld else f"Unknown tool {name!r}."
+        super().__init__(f"{why}{hint} Valid tools: {', '.join(valid)}.")
         self.name = name
         self.valid = valid
         self.suggestion = close[0] if close else None
@@ -98,6 +99,7 @@ class Tool:
 
     name: str = ""
     description: str = ""
+    brief: str = ""  # the compact prompt's one sentence (small windows); default: the description's first
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     # The argument naming what a successful call reads: that source, with the observation as its text, is
     # numbered for the task. A tool reading several sources returns ToolOutput(read=[...]) or overrides reads().
@@ -106,6 +108,11 @@ class Tool:
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """Do the work and return the observation text (or a ToolOutput with sources)."""
         raise NotImplementedError
+
+    def unavailable(self) -> str | None:
+        """Why no configured model can serve this tool (look without a vision model): a ToolRegistry then
+        withholds it, neither described in the prompt nor called (a call is told this reason). None: offered."""
+        return None
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """What a successful call read when run() did not say: by default the source `source_argument` names."""
@@ -209,10 +216,12 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 
 class ToolRegistry:
-    """The tools an agent may call, by name, with schema validation of their inputs."""
+    """The tools an agent may call, by name, with schema validation of their inputs; a tool that says it is
+    unavailable (Tool.unavailable) is withheld: not listed, and a call of it is told why."""
 
     def __init__(self, tools: list[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self._withheld: dict[str, str] = {}  # lower-cased name -> why it is not offered
         for t in tools or []:
             self.register_tool(t)
 
@@ -223,7 +232,11 @@ class ToolRegistry:
         if tool.name.lower() in {n.lower() for n in self._tools}:
             raise DuplicateToolError(tool.name)
         _validator(tool.parameters)  # checks the schema, once per process for a given schema
-        self._tools[tool.name] = tool
+        why = tool.unavailable()
+        if why:
+            self._withheld[tool.name.lower()] = why
+        else:
+            self._tools[tool.name] = tool
         return tool
 
     def names(self) -> list[str]:
@@ -250,7 +263,7 @@ class ToolRegistry:
         """The tool with this name, or UnknownToolError naming the valid tools."""
         found = self.lookup(name)
         if found is None:
-            raise UnknownToolError(name, self.names())
+            raise UnknownToolError(name, self.names(), self._withheld.get(name.lower()))
         return found
 
     def prepare(self, name: str, arguments: dict[str, Any] | str) -> tuple[Tool, dict[str, Any]]:

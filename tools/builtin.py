@@ -29,7 +29,8 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look,
-    transcribe, watch and notes, sharing one workspace."""
+    transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those no configured model can serve:
+    look and watch without a vision model, transcribe without a speech model)."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),

@@ -47,6 +47,11 @@ class CachedTool(Tool):
     def __init__(self, inner: Tool, store: CacheStore, replay: bool, guard: SecretGuard | None = None) -> None:
         self.inner, self.store, self.replay, self.guard = inner, store, replay, guard
         self.name, self.description, self.parameters = inner.name, inner.description, inner.parameters
+        self.brief = inner.brief
+
+    def unavailable(self) -> str | None:
+        """The wrapped tool's word on whether it is offered."""
+        return self.inner.unavailable()
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """What the wrapped tool says a call read."""

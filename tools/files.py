@@ -85,24 +85,19 @@ class ReadFileTool(Tool):
     """Read a text file of the workspace one page of lines at a time."""
 
     name = "read_file"
+    brief = "Read a workspace file or document, `limit` lines from line `offset`."
     description = (
-        "Read a text file from the task workspace (the directory where scrape, write_file and python save "
-        "files). Paths are relative to the workspace. Returns at most `limit` lines starting at line "
-        "`offset` (line numbers start at 1) and says how many lines remain and which offset to use next. "
-        "Very long lines are shortened in the middle. Documents are converted to Markdown and paged the "
-        "same way: Word, PowerPoint (slide by slide, with notes), Excel/ODS/CSV (one table per sheet), PDF, "
-        "EPUB, HTML; a ZIP file is listed and its members read as 'archive.zip/member.docx'. Images and "
-        "audio are only described (see look and transcribe)."
+        "Read a workspace file, `limit` lines from line `offset`; it says which offset comes next. Documents "
+        "(Word, PowerPoint, Excel, ODS, CSV, PDF, EPUB, HTML) are read as Markdown; a ZIP is listed and its "
+        "members read as 'archive.zip/member.docx'."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string",
-                     "description": "File path relative to the workspace, e.g. 'data/notes.txt'."},
-            "offset": {"type": "integer", "minimum": 1, "default": 1,
-                       "description": "First line to return; line numbers start at 1."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "default": 200,
-                      "description": "How many lines to return at most."},
+                     "description": "Path in the workspace, e.g. 'data/notes.txt'."},
+            "offset": {"type": "integer", "minimum": 1, "default": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "default": 200},
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -155,19 +150,18 @@ class WriteFileTool(Tool):
     """Write or append text to a file in the workspace, within a size limit."""
 
     name = "write_file"
+    brief = "Save text to a workspace file."
     description = (
-        "Save text to a file in the task workspace (paths are relative to the workspace; parent "
-        "directories are created). mode 'overwrite' replaces the file, 'append' adds to its end. The "
-        "python tool can read the file afterwards. For large or generated data, write it from python."
+        "Save text to a workspace file (folders are created): `mode` 'overwrite' replaces it, 'append' adds "
+        "to its end. Write large or generated data from python instead."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "path": {"type": "string",
-                     "description": "File path relative to the workspace, e.g. 'report.md'."},
-            "content": {"type": "string", "description": "The text to write (saved as UTF-8)."},
-            "mode": {"type": "string", "enum": ["overwrite", "append"], "default": "overwrite",
-                     "description": "'overwrite' replaces the file; 'append' adds to the end of it."},
+                     "description": "Path in the workspace, e.g. 'report.md'."},
+            "content": {"type": "string"},
+            "mode": {"type": "string", "enum": ["overwrite", "append"], "default": "overwrite"},
         },
         "required": ["path", "content"],
         "additionalProperties": False,
@@ -208,16 +202,15 @@ class ListFilesTool(Tool):
     """List the files of the workspace (or one of its directories) with their sizes."""
 
     name = "list_files"
+    brief = "List the workspace's files."
     description = (
-        "List files in the task workspace with their sizes, recursively (directories end with '/'). "
-        f"Shows up to {LIST_MAX_ENTRIES} entries, nearest first; list a subdirectory to see more of it. "
-        "Paths are relative to the workspace."
+        f"List the workspace's files with their sizes, recursively, up to {LIST_MAX_ENTRIES} entries nearest "
+        "first; list a folder to see more of it."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "default": ".",
-                     "description": "Directory relative to the workspace; '.' (the default) is all of it."},
+            "path": {"type": "string", "default": "."},
         },
         "additionalProperties": False,
     }

@@ -87,18 +87,18 @@ class NotesTool(Tool):
     """Keeps the task's notes; the agent shows them in the prompt and the task's record."""
 
     name = "notes"
+    brief = "Your notes, kept verbatim: `add` one, `replace` N with `text`, `delete` N; {} lists them."
     description = (
-        "Your own notes for this task: facts with their sources, partial results, your plan. They stay in "
-        "your prompt verbatim even when older steps are summarised. {\"add\": TEXT} adds a note, {} lists "
-        "them, {\"replace\": N, \"text\": TEXT} rewrites note N, {\"delete\": N} removes note N. "
-        f"At most {MAX_NOTES} notes and {MAX_TOTAL_CHARS:,} characters in all.")
+        "Your notes for this task (facts with sources, your plan), kept verbatim when older steps are "
+        "summarised: `add` a note, `replace` note N with `text`, `delete` note N; {} lists them. At most "
+        f"{MAX_NOTES} notes, {MAX_TOTAL_CHARS:,} characters.")
     parameters = {
         "type": "object",
         "properties": {
-            "add": {"type": "string", "description": "the text of a new note"},
-            "replace": {"type": "integer", "minimum": 1, "description": "the number of the note to rewrite"},
-            "text": {"type": "string", "description": "the new text of the note named by replace"},
-            "delete": {"type": "integer", "minimum": 1, "description": "the number of the note to remove"},
+            "add": {"type": "string"},
+            "replace": {"type": "integer", "minimum": 1},
+            "text": {"type": "string"},
+            "delete": {"type": "integer", "minimum": 1},
         },
         "additionalProperties": False,
     }

@@ -239,7 +239,7 @@ class PythonTool(Tool):
         "type": "object",
         "properties": {
             "code": {"type": "string",
-                     "description": "A complete Python program. Use print() for everything you want to see."},
+                     "description": "A complete program; print() what you need."},
         },
         "required": ["code"],
         "additionalProperties": False,
@@ -259,25 +259,21 @@ class PythonTool(Tool):
         # A backstop only: the wall-clock timeout normally fires first.
         self.cpu_seconds = math.ceil(self.timeout) + 5
         self.description = (
-            "Run Python 3 code and see what it prints. Each call is a fresh process: files persist in the "
-            "workspace between calls, but variables and imports do not, so save intermediate results to "
-            "files. Only printed output comes back: print() what you need to see. The working directory "
-            "is the task workspace, where scrape and write_file save their files. Installed packages can "
-            f"be imported. Limits: {self.timeout:g} s wall time, {self.memory_mb} MB of memory, files up "
-            f"to {FSIZE_LIMIT_MB} MB, {budget.human(self.budget_bytes)} for the whole workspace. When the "
-            "code finishes or times out, every process it started is killed." + self._confinement()
+            "Run Python 3 code in the workspace; only what it prints comes back. Each call is a fresh process: "
+            "files persist, variables do not. Limits: "
+            f"{self.timeout:g} s, {self.memory_mb} MB of memory, files up to {FSIZE_LIMIT_MB} MB, "
+            f"{budget.human(self.budget_bytes)} in all; then every process it started is killed."
+            + self._confinement()
         )
 
     def _confinement(self) -> str:
         box = self.sandbox
         if box.backend == "none":
             return ""
-        text = (" The code runs in a sandbox: it can read only the workspace and the installed libraries; "
-                "multiprocessing pools are not available (use threads).")
+        text = " Sandboxed: it reads only the workspace and installed libraries; no multiprocessing pools."
         if box.network:
             return text
-        return text + (" It has no network access: to use a file from the web, download it first with "
-                       "scrape(url, save_as=\"name\") and open that file from the workspace.")
+        return text + " It has no network access: download files first with scrape(url, save_as=\"name\")."
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """The workspace files the code names (an attachment it opens): numbered sources, its output their text."""

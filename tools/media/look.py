@@ -25,6 +25,7 @@ from tools.web.session import session_for
 _OPENAI_VISION = re.compile(r"gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|gpt-4-turbo|^o1(?!-mini)|^o3(?!-mini)|^o4")
 _LOCAL_VISION = re.compile(r"llava|vision|[-_.]vl\b|vl[-:]|gemma-?3|minicpm-v|pixtral|moondream|qwen.*vl|"
                            r"llama-?4|mistral-small-3|granite.*vision", re.I)
+_TEXT_ONLY = re.compile(r"gemma-?3[-_.]?(?:270m|1b)", re.I)  # Gemma 3's two smallest sizes read no images
 NO_MODEL = ("no vision model is configured: the main model {main} does not accept images. Set --vision-model "
             "or AGENT_VISION_MODEL to a provider:model that does (e.g. openai:gpt-4.1-mini, "
             "gemini:gemini-2.5-flash, anthropic:claude-haiku-4-5)")
@@ -50,7 +51,7 @@ def accepts_images(spec: str, settings: Settings) -> bool:
         return True
     if provider == "openai" and _OPENAI_VISION.search(name):
         return True
-    return bool(_LOCAL_VISION.search(name))
+    return bool(_LOCAL_VISION.search(name)) and not _TEXT_ONLY.search(name)
 
 
 def vision_spec(settings: Settings) -> tuple[str | None, str]:
@@ -68,19 +69,17 @@ class LookTool(Tool):
     """Ask a vision-capable model a question about an image, a PDF page or a slide."""
 
     name = "look"
+    brief = "Ask a vision model about an image (a file, a URL, a PDF or slide `page`)."
     description = (
-        "Look at an image and answer a question about it, through a vision model. `path` is a workspace file "
-        "(PNG, JPEG, GIF, WebP, BMP, TIFF; or a PDF / PowerPoint file with `page` = the page or slide number) "
-        "or an http(s) URL of an image. Ask a precise question (e.g. 'What is the value in the last row of "
-        "the table?' or 'Transcribe all text in the image'); the observation is the model's answer."
+        "Ask a vision model a precise question about an image: a workspace file (PNG, JPEG, GIF, WebP, BMP, "
+        "TIFF, or a PDF or PowerPoint `page`) or an image URL."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Workspace path of the image, or an http(s) image URL."},
-            "question": {"type": "string", "description": "What to find out from the image."},
-            "page": {"type": "integer", "minimum": 1,
-                     "description": "For a PDF: the page to look at; for a PowerPoint file: the slide."},
+            "path": {"type": "string", "description": "Workspace path or image URL."},
+            "question": {"type": "string", "description": "e.g. 'Transcribe all text in the image'."},
+            "page": {"type": "integer", "minimum": 1},
         },
         "required": ["path", "question"],
         "additionalProperties": False,
@@ -89,6 +88,11 @@ class LookTool(Tool):
     def __init__(self, workspace: Path, settings: Settings) -> None:
         self.workspace = Path(workspace)
         self.settings = settings
+
+    def unavailable(self) -> str | None:
+        """No vision model: not offered."""
+        spec, main = vision_spec(self.settings)
+        return NO_MODEL.format(main=main) if spec is None else None
 
     def run(self, **kwargs: Any) -> ToolOutput:
         """Load and downscale the image(s), ask the vision model, return its answer with the call's usage."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -39,16 +40,16 @@ class TranscribeTool(Tool):
     """Turn speech into text with timestamps (audio files, audio URLs, YouTube captions)."""
 
     name = "transcribe"
+    brief = "Transcribe speech from an audio file, its URL or a YouTube video."
     description = (
-        "Transcribe speech to text with a timestamp per segment. `path` is a workspace audio file (MP3, WAV, "
-        "M4A, OGG/Opus, FLAC, or the audio of an MP4/WebM video), an http(s) URL of one, or a YouTube video "
-        "URL (its captions are used). Long files are split automatically."
+        "Transcribe speech with timestamps: a workspace audio file (MP3, WAV, M4A, OGG, FLAC, or a video's "
+        "sound), its URL, or a YouTube URL (its captions)."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Workspace path of the audio file, or a URL."},
-            "language": {"type": "string", "description": "Optional ISO-639-1 language of the speech, e.g. 'en'."},
+            "path": {"type": "string", "description": "Workspace path or URL."},
+            "language": {"type": "string", "description": "ISO-639-1 code, e.g. 'en'."},
         },
         "required": ["path"],
         "additionalProperties": False,
@@ -57,6 +58,11 @@ class TranscribeTool(Tool):
     def __init__(self, workspace: Path, settings: Settings) -> None:
         self.workspace = Path(workspace)
         self.settings = settings
+
+    def unavailable(self) -> str | None:
+        """No speech model and no YouTube captions library: not offered."""
+        has_captions = importlib.util.find_spec("youtube_transcript_api") is not None
+        return NO_MODEL if transcribe_spec(self.settings) is None and not has_captions else None
 
     def run(self, **kwargs: Any) -> ToolOutput:
         """Transcribe the file chunk by chunk; the observation lists '[start - end] text' lines."""

@@ -37,16 +37,14 @@ class WatchTool(Tool):
 
     name = "watch"
     description = (
-        "Watch a video and answer a question about it. `path` is a workspace video (MP4, WebM, MOV, AVI), an "
-        "http(s) URL of one, or a YouTube URL. Ask a precise question ('What is written on the sign at the "
-        "start?', 'How many birds are on screen at once, at most?'). With a Gemini model the whole video is "
-        f"watched, sound included; with other models {MAX_FRAMES} frames are sampled and the sound is "
-        f"transcribed when a speech model is set. The first {int(MAX_SECONDS // 60)} minutes are watched."
+        "Watch a video (a workspace file, its URL or a YouTube URL) and answer a precise question about it. "
+        f"Gemini watches it whole with sound; other models see {MAX_FRAMES} frames. The first "
+        f"{int(MAX_SECONDS // 60)} minutes are watched."
     )
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Workspace path of the video, its URL, or a YouTube URL."},
+            "path": {"type": "string", "description": "Workspace path or URL."},
             "question": {"type": "string", "description": "What to find out from the video."},
         },
         "required": ["path", "question"],
@@ -57,6 +55,11 @@ class WatchTool(Tool):
     def __init__(self, workspace: Path, settings: Settings) -> None:
         self.workspace = Path(workspace)
         self.settings = settings
+
+    def unavailable(self) -> str | None:
+        """No vision model: not offered."""
+        spec, main = vision_spec(self.settings)
+        return NO_MODEL.format(main=main) if spec is None else None
 
     def run(self, **kwargs: Any) -> ToolOutput:
         """Watch the video with the vision model; the observation is its answer, with the calls' usage."""

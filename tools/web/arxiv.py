@@ -75,21 +75,19 @@ class ArxivTool(Tool):
     """Search arXiv and read papers: the abstract and metadata, or the full text of the PDF."""
 
     name = "arxiv"
+    brief = "Search (`query`) or read (`id`, `pdf`) arXiv papers."
     fetchers = ("fetcher", "pdf_fetcher")  # both answered from the cache under --cache / --replay
     description = (
-        "arXiv papers through the arXiv API. With `query`: search (keywords, or arXiv's fields such as "
-        "'ti:transformer AND au:vaswani', 'cat:cs.CL'), returning titles, ids, dates and the start of each "
-        "abstract. With `id` (e.g. '1706.03762' or an arxiv.org URL): the paper's title, authors, dates, "
-        "categories, journal reference and full abstract; add `pdf: true` to read the full text from its "
-        "PDF ('--- page N ---' markers; `pages` e.g. '1-3' reads a range)."
+        "Search or read arXiv papers: `query` searches (keywords, or fields such as 'ti:transformer AND "
+        "au:vaswani'); `id` gives a paper's title, authors, dates and abstract, and with `pdf` its full text."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Search words or an arXiv field query."},
-            "id": {"type": "string", "description": "An arXiv id or URL to read."},
-            "pdf": {"type": "boolean", "description": "With id: read the full text from the PDF."},
-            "pages": {"type": "string", "description": "With pdf: 1-based pages to read, e.g. '1-3,7'."},
+            "query": {"type": "string", "description": "Keywords or an arXiv field query."},
+            "id": {"type": "string", "description": "An arXiv id (e.g. '1706.03762') or URL."},
+            "pdf": {"type": "boolean", "description": "With id: the PDF's text ('--- page N ---' markers)."},
+            "pages": {"type": "string", "description": "With pdf: pages, e.g. '1-3,7'."},
             "max_results": {"type": "integer", "minimum": 1, "maximum": 20,
                             "description": "With query: how many papers (default 5)."},
         },

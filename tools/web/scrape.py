@@ -62,30 +62,24 @@ class ScrapeTool(Tool):
     """Fetch one web page or file and return its readable content."""
 
     name = "scrape"
+    brief = "Read a web page, PDF or document at a URL as text."
     description = (
-        "Fetch a web page or file by URL and return its content as text. HTML pages come back as the "
-        "main article text in Markdown (headings, lists and tables kept; menus, ads and comments "
-        "dropped) with the page title and final URL. PDFs come back as text with '--- page N ---' "
-        "markers (use `pages` to read a range). JSON is pretty-printed; CSV and plain text are returned as "
-        "is. Other files are saved into the workspace (path given) and Word, PowerPoint, "
-        "Excel/ODS, EPUB and ZIP files also come back as Markdown (a ZIP as its file list); images and "
-        "audio are described (open them with look / transcribe). Use it after `search` to read a "
-        "result in full, or to download a data file. A page that builds its text with JavaScript is rendered "
-        "in a headless browser automatically. A challenge, CAPTCHA, login or paywall page comes back as "
-        "'blocked: <kind>'; a page the site's robots.txt or the domain rules refuse is not fetched."
+        "Read a URL as text: a page's main text as Markdown under its title (script-built pages are rendered "
+        "in a headless browser), a PDF with '--- page N ---' markers, Office, EPUB, CSV and JSON files as text; "
+        "other files are saved to the workspace. A challenge, login or paywall page comes back as "
+        "'blocked: <kind>'; robots.txt and the domain rules are obeyed."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "url": {"type": "string", "description": "The http:// or https:// URL to fetch."},
+            "url": {"type": "string", "description": "The http(s) URL."},
             "pages": {"type": "string",
-                      "description": "PDF only: 1-based pages to read, e.g. '1-3,7' or '10-'. Default: all."},
+                      "description": "PDF only: pages to read, e.g. '1-3,7' or '10-' (default all)."},
             "save_as": {"type": "string",
-                        "description": "Optional workspace-relative path (e.g. 'data/report.pdf') to also "
-                                       "save the raw file to, for any content type."},
+                        "description": "Also save the raw file at this workspace path, e.g. 'data/report.pdf'."},
             "render": {"type": "boolean",
-                       "description": "true: open the page in a headless browser and read the text its "
-                                      "JavaScript builds (done automatically when a page looks script-built)."},
+                       "description": "true: read the text the page's JavaScript builds (automatic when a page looks "
+                                      "script-built)."},
         },
         "required": ["url"],
         "additionalProperties": False,

@@ -33,18 +33,17 @@ class SearchTool(Tool):
     """Web search returning numbered results (title, URL, snippet) plus any direct answer."""
 
     name = "search"
+    brief = "Search the web; scrape a result's URL to read it."
     description = (
-        "Search the web. Returns numbered results, each with title, URL, snippet and date when known, "
-        "plus a direct answer box or knowledge-graph facts when the engine has them. Use it to find "
-        "sources and current facts; snippets are short, so scrape a result's URL to read it in full. "
-        "Write keyword queries (e.g. 'Eiffel Tower height meters'), not questions to a person."
+        "Search the web: numbered results (title, URL, snippet, date) and answer-box facts when the engine "
+        "has them. Snippets are short: scrape a result's URL to read it. Write keyword queries, not questions."
     )
     parameters = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "The search query (keywords)."},
             "num_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                            "description": f"How many results to return (default {DEFAULT_RESULTS})."},
+                            "description": f"How many results (default {DEFAULT_RESULTS})."},
         },
         "required": ["query"],
         "additionalProperties": False,

@@ -35,21 +35,19 @@ class WikipediaTool(Tool):
     """Search Wikipedia and read pages, one section at a time if asked, as they are or were at a date."""
 
     name = "wikipedia"
+    brief = "Search (`query`) or read (`title`, `section`, `date`) Wikipedia."
     description = (
-        "Wikipedia through its API. With `query`: search, returning page titles and snippets. With `title`: "
-        "read that page as text (tables kept) with its list of sections; add `section` (a heading or its "
-        "number, e.g. 'Discography' or '3.2') to read one section; add `date` (YYYY, YYYY-MM or YYYY-MM-DD) to "
-        "read the page as it stood at the end of that year, month or day (for questions 'as of 2022'), "
-        "from the revision history."
+        "Search or read Wikipedia: `query` finds page titles; `title` reads a page (tables kept) with its list "
+        "of sections, `section` only one of them, `date` the page as it stood at the end of that day, month or "
+        "year."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Search words (to find a page's title)."},
-            "title": {"type": "string", "description": "The exact page title (or its Wikipedia URL) to read."},
-            "section": {"type": "string", "description": "Only this section: its heading or number."},
-            "date": {"type": "string", "description": "Read the revision current at the end of this date "
-                                                      "(YYYY, YYYY-MM or YYYY-MM-DD)."},
+            "query": {"type": "string", "description": "Search words."},
+            "title": {"type": "string", "description": "Page title or Wikipedia URL."},
+            "section": {"type": "string", "description": "A section's heading or number, e.g. '3.2'."},
+            "date": {"type": "string", "description": "YYYY, YYYY-MM or YYYY-MM-DD."},
         },
         "additionalProperties": False,
     }
