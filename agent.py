@@ -9,17 +9,27 @@ from typing import Any
 
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
-from core.errors import BudgetExceededError, LLMError, LLMFatalError, TaskDeadlineExceeded, TaskStopError, ToolError
-from prompt.memory import Memory
+from core.errors import (
+    BudgetExceededError,
+    ContextWindowError,
+    LLMError,
+    LLMFatalError,
+    TaskDeadlineExceeded,
+    TaskStopError,
+    ToolError,
+)
+from core.notices import heard
+from prompt.memory import ContextBudgetError, Memory
 from prompt.protocol import (
     STOP_SEQUENCES,
     Action,
     FinalAnswer,
     ParseError,
     cut_at_observation,
+    fitted_system_prompt,
     parse_completion,
-    render_system_prompt,
 )
+from prompt.window import refit_budget
 from providers.budget import charge_tool_call, last_call, tool_budget
 from sources.check import Citation, check_citations
 from sources.ledger import SourceLedger
@@ -31,6 +41,7 @@ from tools.notes import Notes, NotesTool
 ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
     "answered", "answered_unformatted", "max_steps", "time_limit", "error")
 BUDGET = "budget"  # a spend cap (providers/budget.py) stopped the task; it answered from what it had if that still fit
+WAIT_NOTICE = 30.0  # seconds between the "still waiting" events of one slow model call
 FINISH_NOTE = ("You have no steps left. Using only the information gathered so far, reply now with "
                "`Final Answer:` followed by your best answer, and say what remains uncertain.")
 
@@ -39,7 +50,8 @@ FINISH_NOTE = ("You have no steps left. Using only the information gathered so f
 class Event:
     """Something that happened during a run; the CLI turns these into progress, -v output and traces."""
 
-    kind: str  # step_start | llm_call | tool_call | summary | sources | final
+    kind: str  # step_start | llm_call | tool_call | summary | sources | final; a model call's llm_retry |
+    # llm_timeout | llm_waiting | llm_error, and warning (core/notices.py)
     step: int
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -195,9 +207,14 @@ class _Run:
         self.notes = found.notes if found is not None else Notes()
         self.notes.clear()
         self.memory.notes = self.notes
-        self.system = render_system_prompt(agent.tools, agent.answer_style)
+        self.system = self.fitted_system()
         self.tool_steps = self.format_errors = 0
         self.asked_for_format = False
+
+    def fitted_system(self) -> str:
+        """The system prompt: compact when the full one would take too much of the memory's budget."""
+        return fitted_system_prompt(self.agent.tools, self.agent.answer_style, self.memory.budget_tokens,
+                                    lambda text: self.memory.estimator.text_tokens(text, self.memory.model))
 
     def loop(self) -> None:
         while self.result.status == "running":
@@ -216,7 +233,7 @@ class _Run:
         step = Step(len(self.result.steps) + 1)
         self.agent._emit(Event("step_start", step.number))
         started = self.agent.clock()
-        step.completion = cut_at_observation(self.call(self.memory.messages(self.system, self.task)).text)
+        step.completion = cut_at_observation(self.call_fitted().text)
         try:
             parsed = parse_completion(step.completion)
         except ParseError as exc:
@@ -320,14 +337,38 @@ class _Run:
             with cancellation.scope(left, extend=True):
                 verify_citations(r.citations, r.ledger, lambda messages: self.call(messages).text)
 
-    def call(self, messages: list[Message]) -> Completion:
-        a = self.agent
+    def call_fitted(self) -> Completion:
+        """The step's call; when the server names a window smaller than the prompt, the memory is fitted to it
+        (older steps folded, the compact prompt) and the call made once more. A prompt that cannot shrink, or a
+        second refusal, is the ContextWindowError that stops the run."""
+        messages = self.memory.messages(self.system, self.task)
         try:
-            completion = a.llm.complete(messages, stop=list(STOP_SEQUENCES), max_tokens=a.max_tokens,
-                                        temperature=a.temperature)
+            return self.call(messages)
+        except ContextWindowError as exc:
+            budget = refit_budget(exc.window, self.agent.max_tokens) if exc.window else None
+            if budget is None or budget >= self.memory.budget_tokens:
+                raise
+            if exc.prompt_tokens:  # the server's own count of what was sent: estimates follow it from now on
+                self.memory.estimator.calibrate(messages, exc.prompt_tokens, self.memory.model or "")
+            self.memory.refit(budget)
+            self.system = self.fitted_system()
+            try:
+                messages = self.memory.messages(self.system, self.task)
+            except ContextBudgetError:
+                raise exc from None  # the system prompt and the task alone are over the window
+            return self.call(messages)
+
+    def call(self, messages: list[Message]) -> Completion:
+        a, step, model = self.agent, len(self.result.steps) + 1, getattr(self.agent.llm, "model", "")
+        try:  # its retries, timeouts and a line every WAIT_NOTICE seconds go to the trace and the console
+            with heard(lambda kind, data: a._emit(Event(kind, step, {"model": model, **data})), WAIT_NOTICE):
+                completion = a.llm.complete(messages, stop=list(STOP_SEQUENCES), max_tokens=a.max_tokens,
+                                            temperature=a.temperature)
         except LLMError as exc:
             for billed in exc.billed:  # an empty or blocked reply is billed all the same
                 self.result.usage.add(billed)
+            a._emit(Event("llm_error", step, {"messages": messages, "error": str(exc), "model": exc.model,
+                                              "status": exc.status, "attempts": exc.attempts}))
             raise
         self.result.usage.add(completion)
         self.memory.record_usage(messages, completion)

@@ -17,12 +17,19 @@ from typing import Any
 from cache.cli import describe
 from config import load_settings
 from core import cancellation
-from core.errors import ConfigError, EmptyCompletionError, LLMError
-from llm import build_llm
+from core.chat import split_spec
+from core.errors import ConfigError, ContextWindowError, EmptyCompletionError, LLMError
+from llm import build_llm, context_window, local_context_window
 from main import apply_base_url
+from prompt.memory import TokenEstimator, default_budget
+from prompt.protocol import fitted_system_prompt, render_system_prompt
+from providers.common import SILENT_MODEL
+from providers.context_window import dropped_prompt_warning, is_local
+from run.batch import task_tools
 from run.dependencies import probe
 from telemetry.setup import INSTALL_HINT as INSTALL_OTEL
 from telemetry.setup import tracing_enabled
+from tools.base import ToolRegistry
 from tools.capabilities import attachment_capabilities, installed
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
@@ -109,28 +116,77 @@ def check_model(settings: Any, offline: bool) -> list[Check]:
         return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)]
     rows = [Check("model", OK, llm.model + ("" if settings.model else " (chosen automatically)"))]
     if offline:
-        rows.append(Check("model request", WARN, "skipped (--offline)"))
-        return rows
-    rows.append(probe_model(llm))
-    return rows
+        return [*rows, Check("model request", WARN, "skipped (--offline)")]
+    provider, model = split_spec(llm.model)
+    return [*rows, probe_model(llm, LOCAL_PROBE_TOKENS if is_local(provider, model, settings) else PROBE_MAX_TOKENS)]
+
+
+def check_prompt(settings: Any, model_rows: list[Check]) -> list[Check]:
+    """The agent's system prompt (size, tools, compact or not) and the model's window; a local server that answered
+    the probe gets it once as a task's first request does, so a window too small for it, or a chat template that
+    drops it, shows here."""
+    if len(model_rows) < 2:  # no model
+        return []
+    probe = model_rows[1]
+    live = probe.mark != FAIL or probe.detail.startswith(SILENT)  # else a second request would fail alike
+    return [prompt_row(settings, build_llm(dataclasses.replace(settings, cache_dir=None)),
+                       live and probe.detail != "skipped (--offline)")]
+
+
+def prompt_row(settings: Any, llm: Any, live: bool) -> Check:
+    """check_prompt's row for this model."""
+    with tempfile.TemporaryDirectory(prefix="agent-check-") as scratch:
+        tools = ToolRegistry(task_tools(settings, Path(scratch)))
+    budget = default_budget(settings, llm.model)
+    system = fitted_system_prompt(tools, settings.answer_style, budget, TokenEstimator().text_tokens)
+    compact = system == render_system_prompt(tools, settings.answer_style, compact=True)
+    window = local_context_window(llm.model, settings) or context_window(llm.model, settings.prices_file)
+    detail = (f"{len(system):,} characters{' (compact)' if compact else ''} for {len(tools)} tools; prompt budget "
+              f"{budget:,} tokens; window {f'{window:,} tokens' if window else 'not reported'}")
+    provider, model = split_spec(llm.model)
+    if not live or not is_local(provider, model, settings):
+        return Check("prompt", OK, detail)
+    sent = [{"role": "system", "content": system}, {"role": "user", "content": "Reply with the single word: ok"}]
+    try:  # a CPU server evaluates the whole prompt first: it gets the time a task's request gets
+        with cancellation.scope(max(PROBE_DEADLINE, settings.request_timeout)):
+            counted = llm.complete(sent, max_tokens=16).prompt_tokens
+    except ContextWindowError as exc:
+        return Check("prompt", FAIL, str(exc), "see docs/troubleshooting.md (a context smaller than the prompt)")
+    except EmptyCompletionError as exc:  # the prompt fitted; the empty reply is the model check's to report
+        counted = exc.billed[0].prompt_tokens if exc.billed else 0
+    except (LLMError, cancellation.TaskDeadlineExceeded) as exc:
+        return Check("prompt", WARN, f"{detail}; not sent: {str(exc).splitlines()[0]}")
+    dropped = dropped_prompt_warning(llm.model, sent, counted)
+    if dropped:
+        return Check("prompt", FAIL, f"{detail}; {dropped}", "fix the chat template the server applies")
+    fits = f"{detail}; the server counted {counted:,} prompt tokens: it fits"
+    if window is None:  # the agent learns it only from a refusal: replies cannot be sized to it before
+        return Check("prompt", WARN, fits, "tell the agent the server's window: --context-window N "
+                     "(AGENT_CONTEXT_WINDOW; llama-cpp-python: its --n_ctx)")
+    return Check("prompt", OK, fits)
 
 
 # Thinking models spend part of max_tokens thinking before any visible text (gemini-2.5-pro answers
 # max_tokens=5 with MAX_TOKENS and no text): the probe leaves room for that.
 PROBE_MAX_TOKENS = 1024
+LOCAL_PROBE_TOKENS = 64  # a small CPU model that rambles instead of answering "ok" would take minutes for 1,024
+SILENT = "the model replied with no text"
 PROBE_DEADLINE = 20.0  # seconds the live request may take, retries included: a silent wait helps nobody
 
 
-def probe_model(llm: Any) -> Check:
+def probe_model(llm: Any, max_tokens: int = PROBE_MAX_TOKENS) -> Check:
     """One short live request; a well-formed reply without visible text still proves the model reachable."""
     try:
         with cancellation.scope(PROBE_DEADLINE):
             c = llm.complete([{"role": "user", "content": "Reply with the single word: ok"}],
-                             max_tokens=PROBE_MAX_TOKENS)
+                             max_tokens=max_tokens)
     except cancellation.TaskDeadlineExceeded as exc:
         return Check("model request", FAIL, f"no answer within {PROBE_DEADLINE:g} s: {str(exc).splitlines()[0]}",
                      "check the base URL and that the server is up; a loaded local server may need a warm-up")
     except EmptyCompletionError as exc:
+        if exc.finish_reason == "stop":  # it ended at once with nothing to say: no task would get an answer
+            return Check("model request", FAIL, f"{SILENT} (it ended its reply at once: finish reason stop)",
+                         f"likely {SILENT_MODEL}")
         return Check("model request", WARN, f"reachable, but the reply had no visible text: {exc}",
                      "a thinking model may need more room: raise --max-tokens or AGENT_MAX_TOKENS for runs")
     except LLMError as exc:
@@ -286,7 +342,8 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     if any(c.mark == FAIL for c in checks):
         return checks
     checks += check_keys(settings)
-    checks += check_model(settings, offline)
+    model_rows = check_model(settings, offline)
+    checks += model_rows + check_prompt(settings, model_rows)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
             ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),

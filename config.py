@@ -37,6 +37,7 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "task_timeout": (0, False), "request_timeout": (0, False), "python_timeout": (0, False),
     "scrape_timeout": (0, False), "retry_deadline": (0, True), "max_retry_wait": (0, True),
     "temperature": (0, True), "max_retries": (0, True), "max_tokens": (1, True),
+    "context_window": (256, True),
     "max_format_errors": (1, True), "scrape_max_bytes": (1, True), "python_memory_mb": (0, True),
     "host_gap": (0, True), "host_concurrency": (1, True), "browser_pages": (1, True),
     "max_steps": (1, True), "concurrency": (1, True), "keep_workspaces": (0, True), "context_budget": (1000, True),
@@ -45,7 +46,8 @@ _LIMITS: dict[str, tuple[float, bool]] = {
 }
 # field -> its flag in main.py, for the messages (each names the flag, its variable and the bad value)
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
-          "context_budget": "--context-budget", "host_gap": "--host-gap", "search_backends": "--search-backends",
+          "context_budget": "--context-budget", "context_window": "--context-window", "host_gap": "--host-gap",
+          "search_backends": "--search-backends",
           "max_cost": "--max-cost", "max_run_cost": "--max-run-cost", "max_tokens_per_task": "--max-tokens-per-task",
           "rpm": "--rpm", "tpm": "--tpm", "max_tokens": "--max-tokens", "keep_workspaces": "--keep-workspaces",
           "answer_style": "--answer-style", "sandbox": "--sandbox", "verify_claims": "--verify-claims",
@@ -160,6 +162,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("task_timeout", ("AGENT_TASK_TIMEOUT",), _number),
     ("tool_timeout", ("AGENT_TOOL_TIMEOUT",), _number),
     ("context_budget", ("AGENT_CONTEXT_BUDGET",), _whole),
+    ("context_window", ("AGENT_CONTEXT_WINDOW",), _whole),
     ("max_tokens", ("AGENT_MAX_TOKENS",), _whole),
     ("temperature", ("AGENT_TEMPERATURE",), _number),
     ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), _number),
@@ -245,6 +248,7 @@ class Settings:
     task_timeout: float = 900.0
     tool_timeout: float = 300.0  # one tool call; the task's own limit cuts it earlier
     context_budget: int | None = None
+    context_window: int | None = None  # the model server's window, for servers that do not report it
     max_tokens: int = 8192
     temperature: float | None = None  # None: 0, except families whose makers advise their default
     request_timeout: float = 120.0

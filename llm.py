@@ -13,10 +13,18 @@ from typing import Any
 from config import Settings
 from core import cancellation
 from core.chat import PROVIDERS, Completion, Message, split_spec
-from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError, TaskDeadlineExceeded
+from core.errors import (
+    ConfigError,
+    ContextWindowError,
+    EmptyCompletionError,
+    LLMError,
+    LLMFatalError,
+    TaskDeadlineExceeded,
+)
+from core.notices import tell
 from providers.breaker import ModelBreaker
 from providers.common import Backend, ChatRequest, QuotaExhaustedError, TransientError, UnsupportedParameterError
-from providers.context_window import local_window
+from providers.context_window import dropped_prompt_warning, kept_default_max_tokens, local_window, reply_tokens
 from providers.errors import AccountBlockedError
 from providers.families import request_temperature
 from providers.pricing import context_window as lookup
@@ -141,6 +149,7 @@ class LLMInterface:
         self._reach = Reachability(clock=clock)
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
         self._prices = load_prices(settings.prices_file)
+        self._warned: set[str] = set()  # models whose server was seen dropping part of the prompt
 
     @classmethod
     def from_spec(cls, spec: str, settings: Settings, *, fallbacks: Sequence[str] = (),
@@ -168,8 +177,9 @@ class LLMInterface:
                 failures.append(skipped)
                 continue
             try:
-                reply = self._with_retries(backend, replace(request, temperature=request_temperature(
-                    backend.model, self.settings.temperature, temperature)))
+                tuned = replace(request, temperature=request_temperature(backend.model, self.settings.temperature,
+                                                                          temperature))
+                reply = self._with_retries(backend, self._sized(backend, tuned))
             except (QuotaExhaustedError, AccountBlockedError) as exc:
                 self._breaker.trip(backend.spec, exc)  # no more calls to it this run; another provider may work
                 failures.append(exc)
@@ -184,8 +194,26 @@ class LLMInterface:
                 continue
             self._reach.succeeded()
             self._breaker.succeeded(backend.spec)
+            self._check_count(backend, messages, reply)
             return self._finish(backend, reply, start, failures)
         raise self._priced_failure(_all_failed(failures), failures)
+
+    def _check_count(self, backend: Backend, messages: list[Message], reply: Completion) -> None:
+        """Tell (once per model) when a local server counted far fewer prompt tokens than were sent."""
+        warning = dropped_prompt_warning(backend.spec, messages, reply.prompt_tokens) \
+            if getattr(backend, "local", False) and backend.spec not in self._warned else None
+        if warning:
+            self._warned.add(backend.spec)
+            tell("warning", warning=warning)
+
+    def _sized(self, backend: Backend, request: ChatRequest) -> ChatRequest:
+        """A local server's request with its reply budget fitted to the server's window (context_window.py)."""
+        if not getattr(backend, "local", False):
+            return request
+        window_of = getattr(backend, "window", None)  # the local adapters say what window they run with
+        window = window_of() if callable(window_of) else None
+        return replace(request, max_tokens=reply_tokens(request.max_tokens, window, request.messages,
+                                                        kept_default_max_tokens(self.settings)))
 
     def _skipped(self, backend: Backend) -> LLMError | None:
         """Why this model is not called now: dead for the run, or failing while another model may answer."""
@@ -234,14 +262,21 @@ class LLMInterface:
         def attempt() -> Completion:
             nonlocal attempts
             attempts += 1
+            bounded = _bounded(request, s.request_timeout, cancellation.remaining())
             try:
-                return self._attempt(backend, _bounded(request, s.request_timeout, cancellation.remaining()))
+                return self._attempt(backend, bounded)
             except TransientError as exc:
                 self._reach.check_attempt(exc, backend.spec)  # nothing ever answered there: a config error
+                if exc.timed_out:
+                    seconds = float(f"{bounded.timeout or s.request_timeout:.3g}")
+                    tell("llm_timeout", model=backend.spec, seconds=seconds, max_tokens=request.max_tokens)
+                    if getattr(backend, "local", False) and bounded.timeout is None:  # not the task's deadline
+                        raise _not_asked_again(backend.spec, request.max_tokens, seconds) from exc
                 raise
 
         retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(TransientError), wait=wait_for,
-                                     stop=stop, sleep=cancellation.waiter(self._sleep), reraise=True)
+                                     stop=stop, sleep=cancellation.waiter(self._sleep), reraise=True,
+                                     before_sleep=lambda state: _tell_retry(backend.spec, state, request))
         try:
             return retrying(attempt)
         except TransientError as exc:
@@ -291,15 +326,38 @@ class LLMInterface:
                         status=exc.status, attempts=attempts)
 
     def _attempt(self, backend: Backend, request: ChatRequest) -> Completion:
+        refitted = False
         while True:
             omit = self._rejected.get(backend.spec)
             try:
                 return backend.complete(replace(request, omit=omit))
+            except ContextWindowError as exc:
+                # The prompt fits, only the reply budget did not (vLLM): once more within the window it named.
+                if refitted or not (exc.window and exc.prompt_tokens and exc.prompt_tokens < exc.window):
+                    raise
+                refitted = True
+                request = replace(request, max_tokens=max(min(request.max_tokens, exc.window - exc.prompt_tokens), 1))
             except UnsupportedParameterError as exc:
                 if exc.param in omit:
                     raise LLMError(str(exc), model=backend.spec, status=exc.status) from exc
                 # Same call again without the parameter, and never send it to this model again.
                 self._rejected.add(backend.spec, exc.param)
+
+
+def _not_asked_again(spec: str, max_tokens: int, seconds: float) -> LLMError:
+    """A local server that timed out is not asked again: it goes on generating the reply nobody waits for any more
+    (llama-cpp-python does), so the same request would only queue behind it and take as long again."""
+    return LLMError(f"{spec} gave no answer within {seconds:g} s for a reply of up to {max_tokens:,} tokens; not asked "
+                    "again (a local server may still be generating it): raise --request-timeout "
+                    "(AGENT_REQUEST_TIMEOUT), lower --max-tokens, or use a faster model", model=spec)
+
+
+def _tell_retry(spec: str, state: Any, request: ChatRequest) -> None:
+    """The notice of a retry about to wait: which model, why, how long, and the reply budget it asks for."""
+    exc = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0.0
+    tell("llm_retry", model=spec, attempt=state.attempt_number + 1, wait=round(float(wait), 1),
+         error=str(exc).splitlines()[0][:300] if exc else "", max_tokens=request.max_tokens)
 
 
 def _bounded(request: ChatRequest, request_timeout: float, task_left: float | None) -> ChatRequest:

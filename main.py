@@ -160,6 +160,8 @@ def _limit_flags(p: Any, batch: bool = True) -> None:
     p.add_argument("--max-steps", type=int, help="tool steps per task before it must answer (default 15)")
     p.add_argument("--task-timeout", type=float, help="wall-clock seconds per task (default 900)")
     p.add_argument("--context-budget", type=int, metavar="TOKENS", help="most tokens a single prompt may use")
+    p.add_argument("--context-window", type=int, metavar="TOKENS",
+                   help="the model server's context window, when it does not report it (AGENT_CONTEXT_WINDOW)")
     if batch:
         p.add_argument("--concurrency", type=int, help="tasks run at once (default 1)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="cost cap per task (status budget when reached)")
@@ -278,7 +280,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "summary_model": args.summary_model, "tool_modules": tuple(args.tool_modules or ()) or None,
         "vision_model": args.vision_model, "transcribe_model": args.transcribe_model,
         "max_steps": args.max_steps, "task_timeout": args.task_timeout,
-        "context_budget": args.context_budget, "max_tokens": args.max_tokens,
+        "context_budget": args.context_budget, "context_window": args.context_window, "max_tokens": args.max_tokens,
         "concurrency": args.concurrency, "workspace": args.workspace,
         "trace_dir": args.trace_dir, "answer_style": args.answer_style,
         "runs_dir": args.runs_dir, "keep_workspaces": args.keep_workspaces,

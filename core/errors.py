@@ -44,6 +44,8 @@ class LLMError(Exception):
 class EmptyCompletionError(LLMError):
     """The model returned nothing usable (empty text, safety block, refusal)."""
 
+    finish_reason: str | None = None  # as the provider gave it, when the reply ended without text
+
 
 class TaskStopError(LLMError):
     """A model or tool call refused for a reason that ends the task (a spend cap, a --replay miss)."""
@@ -106,6 +108,20 @@ class ResultsWriteError(Exception):
 
 class LLMFatalError(LLMError):
     """A failure every task would hit (rejected key, unknown model): the run stops."""
+
+
+class ContextWindowError(LLMFatalError):
+    """The prompt does not fit the context window the model server runs with (its 400 says so).
+
+    `window` is the server's window and `prompt_tokens` the prompt's size as it counted it (None when it did
+    not say); the message names both and the fix for that kind of server. The agent first refits a task whose
+    older steps can be folded; a prompt that cannot shrink stops the run, since every task would fail alike.
+    """
+
+    def __init__(self, message: str, *, model: str = "", status: int | None = 400, window: int | None = None,
+                 prompt_tokens: int | None = None) -> None:
+        super().__init__(message, model=model, status=status)
+        self.window, self.prompt_tokens = window, prompt_tokens
 
 
 class StopRequested(Exception):  # noqa: N818 (a request, not an error)

@@ -13,12 +13,12 @@ from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, LLMFatalError
 from core.text import truncate_middle
 from llm import context_window
+from prompt.window import window_budget
+from providers.context_window import kept_default_max_tokens, reply_cap
 from tools.notes import Notes
 from tools.safe_open import WorkspacePathError, replace_file
 
-MAX_DEFAULT_BUDGET = 128_000
 DEFAULT_BUDGET = 32_000  # tokens, when neither --context-budget nor the model's window is known
-WINDOW_SHARE = 0.7  # of (context window - completion tokens): room for estimate error and provider overhead
 OBSERVATION_SHARE = 0.25  # of the budget: the most one observation may take in the prompt
 SUMMARY_SHARE = 0.2  # of the budget: the most the running summary may take ...
 MAX_SUMMARY_TOKENS = 4_000  # ... and never more than this
@@ -163,6 +163,11 @@ class Memory:
         """The prompt for the next model call, folded or cut to fit the budget first."""
         self._fit(system, task)
         return self._render(system, task)
+
+    def refit(self, budget_tokens: int) -> None:
+        """Keep to a smaller budget from now on (the server named a smaller window than was assumed)."""
+        self.budget_tokens = min(self.budget_tokens, budget_tokens)
+        self.summary_tokens = min(self.summary_tokens, int(self.budget_tokens * SUMMARY_SHARE))
 
     def record_usage(self, messages: list[Message], completion: Completion) -> None:
         """Learn from the provider's prompt-token count for the messages just sent."""
@@ -386,8 +391,9 @@ def default_budget(settings: Settings, model_spec: str) -> int:
     window = local or context_window(model_spec, settings.prices_file)
     if not window:
         return DEFAULT_BUDGET
-    # Million-token windows would make every prompt cost a fortune: cap the default, --context-budget lifts it.
-    return min(max(int((window - settings.max_tokens) * WINDOW_SHARE), 1000), MAX_DEFAULT_BUDGET)
+    # A local server's reply is sized to its window (providers/context_window.py): the prompt gets the rest.
+    reply = reply_cap(settings.max_tokens, window, kept_default_max_tokens(settings)) if local else settings.max_tokens
+    return window_budget(window, reply)
 
 
 def memory_for_task(settings: Settings, llm: ChatModel, workspace: Path | None, model_spec: str) -> Memory:

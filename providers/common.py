@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.chat import Completion, Message
-from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
+from core.errors import ConfigError, ContextWindowError, EmptyCompletionError, LLMError, LLMFatalError
 from core.text import truncate_middle
+from providers.context_window import server_kind
 from providers.errors import (
     REGIONS_PAGE,
     AccountBlockedError,
@@ -21,6 +22,7 @@ from providers.errors import (
     spent_reason,
     wait_in_message,
 )
+from providers.local_servers import context_overflow, overflow_message
 
 # Parameters a model may reject as unsupported; the facade drops them for that model from then on.
 # ("max_tokens" is not dropped but replaced by "max_completion_tokens" on OpenAI-style APIs.)
@@ -55,10 +57,12 @@ class TransientError(LLMError):
     """A failure worth retrying (rate limit, overload, timeout, broken body); may say how long to wait."""
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None,
-                 retry_after: float | None = None, headers: Mapping[str, str] | None = None) -> None:
+                 retry_after: float | None = None, headers: Mapping[str, str] | None = None,
+                 timed_out: bool = False) -> None:
         super().__init__(message, model=model, status=status)
         self.retry_after = retry_after
         self.headers = headers  # the response's headers, if any (providers/ratelimit.py learns from them)
+        self.timed_out = timed_out  # no answer within the request timeout (a local server is not asked again alike)
 
 
 class UnsupportedParameterError(LLMError):
@@ -83,6 +87,7 @@ class ErrorContext:
     key_env: str | None = None
     server: str | None = None
     pull_hint: str | None = None
+    local: bool = False  # a server the user runs: a prompt over its window is named with the fix (local_servers.py)
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,11 @@ def classify(info: ErrorInfo, ctx: ErrorContext) -> LLMError:
     if param:
         return UnsupportedParameterError(f"{ctx.spec} does not support {param!r}: {msg}",
                                          model=ctx.spec, status=status, param=param)
+    overflow = context_overflow(info.message, info.body, info.code) if status in (400, 413) and ctx.local else None
+    if overflow is not None:  # a server the user runs: its window, the prompt's size, the fix
+        window, prompt = overflow
+        return ContextWindowError(overflow_message(ctx.spec, server_kind(ctx.server), window, prompt),
+                                  model=ctx.spec, status=status, window=window, prompt_tokens=prompt)
     if status in (401, 403) or (status == 400 and _bad_key(info)):
         return LLMFatalError(_auth_message(ctx, status, msg), model=ctx.spec, status=status)
     if status == 404 or (status == 400 and _model_missing(msg, ctx.model)):
@@ -252,6 +262,9 @@ def call_stainless_sdk(sdk: Any, base_error: type[Exception], create: Callable[[
         return create()
     except sdk.APIStatusError as exc:
         raise classify(info(exc), ctx) from exc
+    except sdk.APITimeoutError as exc:
+        raise TransientError(f"{ctx.spec}: no answer within the request timeout ({short(exc)})", model=ctx.spec,
+                             timed_out=True) from exc
     except (sdk.APIConnectionError, sdk.APIResponseValidationError, ValueError) as exc:
         # ValueError: a body that is not valid JSON.
         raise TransientError(f"{ctx.spec}: {type(exc).__name__}: {short(exc)}", model=ctx.spec) from exc
@@ -296,17 +309,24 @@ def merge_consecutive(messages: list[Message]) -> list[Message]:
     return out
 
 
-def billed_empty(message: str, usage: Completion) -> EmptyCompletionError:
+def billed_empty(message: str, usage: Completion, finish_reason: str | None = None) -> EmptyCompletionError:
     """An EmptyCompletionError that still carries the tokens the provider billed for the empty reply."""
     error = EmptyCompletionError(message, model=usage.model)
+    error.finish_reason = finish_reason
     if usage.prompt_tokens or usage.completion_tokens:
         error.billed = (usage,)
     return error
 
 
-def empty_reason(finish_reason: str | None) -> str:
+SILENT_MODEL = ("a base model that was not trained to chat, or a chat template the server applies wrongly to "
+                "it (llama-cpp-python: --chat_format; llama-server: --jinja); try an instruction-tuned model")
+
+
+def empty_reason(finish_reason: str | None, completion_tokens: int | None = None) -> str:
     """Why a completion came back empty, in words a user can act on."""
     if finish_reason == "length":
         return ("the model used its whole output budget without visible text (reasoning models count"
                 " thinking tokens); raise --max-tokens or AGENT_MAX_TOKENS")
+    if finish_reason == "stop" and completion_tokens == 0:  # ended at once: nothing was thought, nothing written
+        return f"the model ended its reply at once without any text (finish reason stop): {SILENT_MODEL}"
     return f"the model returned no text (finish reason {finish_reason or 'unknown'})"

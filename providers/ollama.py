@@ -34,13 +34,14 @@ class OllamaBackend:
             raise sdk_missing("httpx", exc) from exc
         self.spec = spec
         self.model = model
+        self.local = True  # the facade sizes its replies and does not repeat a request that timed out
         self.base_url = base_url
         self._httpx = httpx
         self._client = httpx.Client(base_url=ollama_root(base_url), timeout=timeout)
         self._budget, self._max_tokens = budget, max_tokens
         self._num_ctx: int | None = None
         self._ctx = ErrorContext(spec, model, "Ollama", server=base_url,
-                                 pull_hint=f"Download it with: ollama pull {model}")
+                                 pull_hint=f"Download it with: ollama pull {model}", local=True)
 
     @property
     def num_ctx(self) -> int:
@@ -48,6 +49,10 @@ class OllamaBackend:
         if self._num_ctx is None:
             self._num_ctx = ollama_num_ctx(self.base_url, self.model, self._budget, self._max_tokens)
         return self._num_ctx
+
+    def window(self) -> int:
+        """The context window requests run with (num_ctx)."""
+        return self.num_ctx
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of POST /api/chat."""
@@ -66,7 +71,8 @@ class OllamaBackend:
         try:
             response = self._client.post("/api/chat", json=body, timeout=request.timeout or self._client.timeout)
         except transport_errors() as exc:
-            raise TransientError(f"{self.spec}: {type(exc).__name__}: {short(exc)}", model=self.spec) from exc
+            raise TransientError(f"{self.spec}: {type(exc).__name__}: {short(exc)}", model=self.spec,
+                                 timed_out=isinstance(exc, self._httpx.TimeoutException)) from exc
         if response.status_code >= 400:
             raise classify(_info(response), self._ctx)
         try:
@@ -84,7 +90,7 @@ class OllamaBackend:
         finish = _FINISH.get(str(data.get("done_reason")), data.get("done_reason") or "stop")
         text = str(data["message"].get("content") or "")
         if not text.strip():
-            raise billed_empty(f"{self.spec}: {empty_reason(finish)}", usage)
+            raise billed_empty(f"{self.spec}: {empty_reason(finish, usage.completion_tokens)}", usage, finish)
         return Completion(text=text, finish_reason=finish, prompt_tokens=usage.prompt_tokens,
                           completion_tokens=usage.completion_tokens, model=str(data.get("model") or self.model))
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.chat import Completion
+from core.errors import ContextWindowError
 from providers.common import (
     ChatRequest,
     ErrorContext,
@@ -19,7 +20,7 @@ from providers.common import (
     sdk_missing,
     short,
 )
-from providers.context_window import warn_if_too_long
+from providers.context_window import learn_window, warn_if_too_long
 from providers.images import openai_content
 from providers.rate_headers import parsed
 
@@ -37,7 +38,8 @@ class OpenAIBackend:
 
     def __init__(self, spec: str, model: str, *, api_key: str, base_url: str | None, timeout: float,
                  key_env: str | None = "OPENAI_API_KEY", pull_hint: str | None = None,
-                 provider: str = "OpenAI", window: Callable[[], int | None] | None = None) -> None:
+                 provider: str = "OpenAI", window: Callable[[], int | None] | None = None,
+                 local: bool = False) -> None:
         try:
             import openai
         except ImportError as exc:
@@ -46,12 +48,14 @@ class OpenAIBackend:
         self.model = model
         self.official = is_official(base_url)
         self._window = window  # the context window a local server reported (vLLM, llama.cpp), if known
+        self.local = local  # a server the user runs: the facade sizes its replies to its window
+        self.base_url = base_url
         self._openai = openai
         # The facade retries; the SDK's own retries would multiply the waits.
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url or "https://api.openai.com/v1",
                                      timeout=timeout, max_retries=0)
         self._ctx = ErrorContext(spec, model, provider, key_env=key_env,
-                                 server=None if self.official else base_url, pull_hint=pull_hint)
+                                 server=None if self.official else base_url, pull_hint=pull_hint, local=local)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The keyword arguments for chat.completions.create."""
@@ -68,16 +72,25 @@ class OpenAIBackend:
             body["temperature"] = request.temperature
         return body
 
+    def window(self) -> int | None:
+        """The context window the server runs the model with, when it said (or a refusal named it)."""
+        return self._window() if self._window is not None else None
+
     def complete(self, request: ChatRequest) -> Completion:
         """One chat completion; failures become typed LLMErrors."""
         body = self.request_body(request)
-        window = self._window() if self._window is not None else None
+        window = self.window()
         if window:  # a local server drops the start of a prompt that does not fit: say so
             warn_if_too_long(self.spec, request.messages, request.max_tokens, window)
         create = self._client.chat.completions.with_raw_response.create  # the headers carry the rate limits
-        response, headers = call_stainless_sdk(self._openai, self._openai.OpenAIError,
-                                               lambda: parsed(create(**body, **request_options(request))),
-                                               _info, self._ctx)
+        try:
+            response, headers = call_stainless_sdk(self._openai, self._openai.OpenAIError,
+                                                   lambda: parsed(create(**body, **request_options(request))),
+                                                   _info, self._ctx)
+        except ContextWindowError as exc:
+            if exc.window and self.base_url:  # llama-cpp-python says its window only here: kept for the next prompts
+                learn_window(self.base_url, self.model, exc.window)
+            raise
         return replace(self._parse(response), rate_headers=headers)
 
     def _parse(self, response: Any) -> Completion:
@@ -99,7 +112,7 @@ class OpenAIBackend:
             raise billed_empty(f"{self.spec}: the reply was blocked by the content filter", usage)
         text = getattr(message, "content", None) or ""
         if not text.strip():
-            raise billed_empty(f"{self.spec}: {empty_reason(finish)}", usage)
+            raise billed_empty(f"{self.spec}: {empty_reason(finish, usage.completion_tokens)}", usage, finish)
         return replace(usage, text=text, finish_reason=finish,
                        model=getattr(response, "model", None) or self.model)
 

@@ -7,7 +7,7 @@ from core.chat import PROVIDERS
 from core.errors import ConfigError
 from providers.anthropic import AnthropicBackend
 from providers.common import Backend
-from providers.context_window import known_server_window
+from providers.context_window import is_local, known_server_window
 from providers.gemini import GeminiBackend
 from providers.ollama import OllamaBackend
 from providers.openai_compat import OpenAIBackend
@@ -32,7 +32,9 @@ def make_backend(provider: str, model: str, settings: Settings) -> Backend:
         return OpenAIBackend(spec, model, api_key=key or LOCAL_API_KEY, base_url=base,
                              timeout=settings.request_timeout, key_env="OPENAI_API_KEY" if key else None,
                              # the window the prompt budget was fitted to (vLLM, llama.cpp): the fit warning
-                             window=(lambda: known_server_window(base, model)) if base else None)
+                             window=(lambda: settings.context_window or known_server_window(base, model))
+                             if base else None,
+                             local=is_local(provider, model, settings))
     if not key:
         raise _missing_key(spec, provider)
     if provider == "anthropic":

@@ -23,6 +23,7 @@ from providers.ratelimit import waiting_as
 from report.markdown import TaskRecord
 from tasks.scoring import grade
 from tasks.taskfile import Task, load_tasks, parse_text_tasks, read_task_file, task_key
+from tools.base import Tool
 from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
@@ -42,12 +43,15 @@ class TraceWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._file = path.open("w", encoding="utf-8")
+        self._lock = threading.Lock()  # a slow call's "still waiting" events come from its heartbeat thread
 
     def __call__(self, event: Event) -> None:
         """Write one event as a JSON line."""
         record = {"time": time.time(), "kind": event.kind, "step": event.step, **event.data}
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
 
     def close(self) -> None:
         """Close the file."""
@@ -61,17 +65,21 @@ def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec:
                 on_event: Callable[[Event], None] | None = None, answer_style: str | None = None,
                 summary_llm: ChatModel | None = None) -> ReActAgent:
     """An agent with the built-in tools and those of --tools modules, working in this task's workspace."""
-    tools = default_tools(settings, workspace)
-    for factory in load_tool_factories(settings.tool_modules):
-        tools.extend(factory(settings, workspace))
-    tools = cache_network_tools(tools, settings)  # --cache / --replay: search and fetches from the cache
     return ReActAgent(
-        llm, tools, max_steps=settings.max_steps,
+        llm, task_tools(settings, workspace), max_steps=settings.max_steps,
         max_format_errors=settings.max_format_errors, time_limit=settings.task_timeout,
         tool_timeout=settings.tool_timeout,
         memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
         answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,
         temperature=settings.temperature, on_event=on_event, verify_claims=settings.verify_claims == "model")
+
+
+def task_tools(settings: Settings, workspace: Path) -> list[Tool]:
+    """The tools a task gets: the built-in ones and those of --tools modules, in this workspace."""
+    tools = default_tools(settings, workspace)
+    for factory in load_tool_factories(settings.tool_modules):
+        tools.extend(factory(settings, workspace))
+    return cache_network_tools(tools, settings)  # --cache / --replay: search and fetches from the cache
 
 
 @dataclass

@@ -43,12 +43,13 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
             line = f"  {event.step}. {event.tool} {args}"
         elif event.kind == "observation":
             line = f"     → {event.text}"
-        elif event.kind == "summary":
+        elif event.kind in ("summary", "notice"):
             line = f"  ({event.text})"
         else:
             return
         line = terminal_safe(" ⏎ ".join(line.rstrip().splitlines()), one_line=True)
-        print(line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 1] + "…", file=stream, flush=True)
+        whole = len(line) <= LINE_CHARS or event.kind == "notice"  # a warning's fix is not cut off
+        print(line if whole else line[:LINE_CHARS - 1] + "…", file=stream, flush=True)
 
     return show
 

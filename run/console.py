@@ -31,6 +31,7 @@ class ConsoleReporter:
         self._bar: Any = None
         self._ticker: PlainTicker | None = None
         self._closed = False  # the stream's reader went away (`2>&1 | head`): the run goes on silently
+        self._warned: set[str] = set()
         if quiet:
             return
         if not verbose and self.stream.isatty():
@@ -73,12 +74,18 @@ class ConsoleReporter:
                 self._closed = True
 
     def on_event(self, task: Task, event: Event) -> None:
-        """Count model calls for the progress line; with -v, stream each completion and observation."""
+        """Count model calls for the progress line; with -v, stream each completion and observation, and each
+        retry, timeout, failed call and long wait of the model. A warning is shown once a run, also without -v."""
         self.tally.on_event(task.id, event)
+        if event.kind == "warning" and not self.quiet:
+            self._warn_once(task.id, str(event.data.get("warning") or ""))
         if not self.verbose:
             return
         tag = f"[{task.id} step {event.step}]"
-        if event.kind == "step_start":
+        notice = call_notice(event)
+        if notice:
+            self.line(f"{tag} {notice}")
+        elif event.kind == "step_start":
             self.line(f"{tag} ...")
         elif event.kind == "llm_call":
             # what the agent used: anything after a made-up "Observation:" is never acted on
@@ -90,6 +97,12 @@ class ConsoleReporter:
             self.line(f"{tag} Observation: {_indented(obs)}")
         elif event.kind == "summary":
             self.line(f"{tag} (older steps folded into the running summary)")
+
+    def _warn_once(self, task_id: str, warning: str) -> None:
+        kind = re.sub(r"[\d,]+", "", warning)  # the same warning of every task (other figures): shown once
+        if warning and kind not in self._warned:
+            self._warned.add(kind)
+            self.line(f"warning ({task_id}): {warning}")
 
     def on_record(self, record: TaskRecord) -> None:
         """Report one finished task."""
@@ -111,6 +124,21 @@ class ConsoleReporter:
 def _indented(untrusted: str) -> str:
     """A model's or a tool's text with its later lines indented: none can pass for a line of the run's own."""
     return "\n    ".join(terminal_safe(untrusted.strip()).splitlines())
+
+
+def call_notice(event: Event) -> str:
+    """A model call's retry, timeout, failure or long wait as one line ("" for other events)."""
+    d = event.data
+    if event.kind == "llm_retry":
+        return (f"{d.get('model')}: attempt {d.get('attempt')} in {d.get('wait', 0):g} s (max_tokens "
+                f"{d.get('max_tokens')}) after: {d.get('error')}")
+    if event.kind == "llm_timeout":
+        return f"{d.get('model')}: no answer within {d.get('seconds', 0):g} s (max_tokens {d.get('max_tokens')})"
+    if event.kind == "llm_error":
+        return f"{d.get('model')}: the call failed: {str(d.get('error', '')).splitlines()[0]}"
+    if event.kind == "llm_waiting":
+        return f"{d.get('model')}: still waiting for the reply ({d.get('seconds')} s)"
+    return ""
 
 
 def _status_column(tally: Tally) -> Any:

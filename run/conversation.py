@@ -38,6 +38,7 @@ from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, safe_markdown, total_cost
 from report.sources import md_source
 from run.batch import BatchRunner, stage_file, unstaged_record
+from run.console import call_notice
 from run.execute import checked_models
 from run.store import Run, RunStore
 from tasks.taskfile import Task, task_key
@@ -56,7 +57,7 @@ STOPPED = "stopped"  # the turn's status when the user stopped its answer
 class StepEvent:
     """One thing the agent did, as someone watching it sees it; `raw` is the agent's own Event."""
 
-    kind: str  # thought | action | observation | answer | summary
+    kind: str  # thought | action | observation | answer | summary | notice
     turn: int
     step: int
     text: str = ""
@@ -255,6 +256,9 @@ def _event_sink(turn: int, on_event: Callable[[StepEvent], None] | None) -> Call
 def step_events(turn: int, event: Event) -> list[StepEvent]:
     """The StepEvents one agent Event stands for (a model reply is a thought and an action, or a thought)."""
     d, step = event.data, event.step
+    notice = call_notice(event) or (str(d.get("warning") or "") if event.kind == "warning" else "")
+    if notice:  # a model call's retry, timeout, failure or long wait; a warning
+        return [StepEvent("notice", turn, step, notice, raw=event)]
     if event.kind == "llm_call":
         try:
             parsed: Action | FinalAnswer | None = parse_completion(str(d.get("completion") or ""))

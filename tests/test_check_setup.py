@@ -27,10 +27,11 @@ def test_offline_check_passes_with_a_configured_model(monkeypatch: pytest.Monkey
 
 def test_live_model_request_goes_through_the_real_client(monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    chat = openai_script(openai_reply("ok"))
-
     def handle(req: Request) -> Response:
-        return Response(200, SERPER_RESULTS) if req.path == "/search" else chat(req)
+        if req.path == "/search":
+            return Response(200, SERPER_RESULTS)
+        sent = sum(len(m["content"]) for m in req.json()["messages"])
+        return openai_reply("ok", prompt_tokens=sent // 4)  # a real server counts what it was sent
 
     with LoopbackServer(handle) as server:
         monkeypatch.setenv("SERPER_API_KEY", "serper-test-key")
@@ -40,6 +41,7 @@ def test_live_model_request_goes_through_the_real_client(monkeypatch: pytest.Mon
     out = capsys.readouterr().out
     assert code == 0, out
     assert "✓  model request" in out and "'ok'" in out
+    assert "it fits" in out  # the agent's own prompt, sent once to the local server
     assert "✓  search" in out and "Serper" in out and "answered" in out
 
 

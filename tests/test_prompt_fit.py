@@ -10,7 +10,7 @@ import pytest
 
 from agent import ReActAgent
 from config import Settings
-from prompt.memory import TokenEstimator
+from prompt.memory import Memory, TokenEstimator
 from prompt.protocol import ParseError, fitted_system_prompt, parse_completion, render_system_prompt
 from tests.fakes.scripted import ScriptedLLM
 from tools.base import Tool, ToolRegistry, UnknownToolError
@@ -54,6 +54,16 @@ def test_a_small_context_budget_gets_the_compact_prompt_and_a_large_one_the_full
     registry, tokens = every_tool(tmp_path), TokenEstimator().text_tokens
     assert fitted_system_prompt(registry, "plain", 1500, tokens) == render_system_prompt(registry, compact=True)
     assert fitted_system_prompt(registry, "plain", 32_000, tokens) == render_system_prompt(registry)
+
+
+def test_a_task_under_context_budget_1500_fits_a_2048_token_window_with_its_reply(tmp_path: Path) -> None:
+    # What the agent sends first with --context-budget 1500: the compact prompt and the task, within the budget.
+    llm = ScriptedLLM(["Final Answer: 4"])
+    agent = ReActAgent(llm, every_tool(tmp_path), memory_factory=lambda: Memory(budget_tokens=1500))
+    agent.run("What is 2+2?")
+    sent = llm.calls[0].messages
+    assert "### " not in sent[0]["content"] and "- search {" in sent[0]["content"]  # the compact form
+    assert Memory(budget_tokens=1500).estimator.raw(sum(len(m["content"]) for m in sent), len(sent)) < 1500 - 512
 
 
 def test_a_tool_no_configured_model_can_serve_is_not_offered_and_a_call_is_told_why(tmp_path: Path) -> None:

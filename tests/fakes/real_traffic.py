@@ -31,3 +31,9 @@ def reply(name: str) -> Response:
 def local(name: str) -> Response:
     """A recorded local-server answer (Ollama, vLLM, llama.cpp) from local_servers.json."""
     return recorded(name, "local_servers.json")
+
+
+def llama_cpp_python(name: str) -> Response:
+    """What llama-cpp-python's server really answered (tests/fixtures/llama_cpp_server, recorded by its record.py)."""
+    entry = json.loads((FIXTURES.parent / "llama_cpp_server" / f"{name}.json").read_text(encoding="utf-8"))
+    return Response(entry["status"], entry["body"], headers=dict(entry.get("headers") or {}))
