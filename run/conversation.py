@@ -256,8 +256,9 @@ def _event_sink(turn: int, on_event: Callable[[StepEvent], None] | None) -> Call
 def step_events(turn: int, event: Event) -> list[StepEvent]:
     """The StepEvents one agent Event stands for (a model reply is a thought and an action, or a thought)."""
     d, step = event.data, event.step
-    notice = call_notice(event) or (str(d.get("warning") or "") if event.kind == "warning" else "")
-    if notice:  # a model call's retry, timeout, failure or long wait; a warning
+    notice = "" if event.kind == "llm_error" else call_notice(event)  # a failed answer is said once, at its end
+    notice = notice or (str(d.get("warning") or "") if event.kind == "warning" else "")
+    if notice:  # a model call's retry, timeout or long wait; a warning
         return [StepEvent("notice", turn, step, notice, raw=event)]
     if event.kind == "llm_call":
         try:

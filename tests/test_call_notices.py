@@ -55,6 +55,24 @@ def test_a_retry_is_on_the_console_with_v_and_in_the_trace(server: LoopbackServe
     assert len(retries) == 1 and retries[0]["attempt"] == 2 and "overloaded" in str(retries[0]["error"])
 
 
+def test_a_failed_call_is_in_the_trace_with_what_was_sent(server: LoopbackServer, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_MAX_RETRIES", "0")
+    replies = [openai_reply('Thought: list\nAction: list_files\nAction Input: {}')]
+
+    def handle(req: Request) -> Response:
+        if not req.path.endswith("/chat/completions"):
+            return Response(404, {"detail": "Not Found"})
+        return replies.pop() if replies else openai_error(500, "The server had an error", type_="server_error")
+
+    server.handler = handle
+    assert run_batch(server, tmp_path, "openai:local-model") == 1  # the tasks failed, the run did not
+    failed = [e for e in trace_events(tmp_path) if e["kind"] == "llm_error"]
+    assert failed and failed[0]["status"] == 500 and failed[0]["step"] == 2
+    sent = failed[0]["messages"]
+    assert isinstance(sent, list) and sent[0]["role"] == "system" and "Observation: The workspace is empty" in str(sent)
+
+
 def test_a_local_server_that_timed_out_is_not_asked_again(server: LoopbackServer) -> None:
     server.handler = lambda req: hang(3.0)
     llm, _ = facade("openai:local-model", openai_base_url=server.url + "/v1", request_timeout=0.5, max_retries=3)

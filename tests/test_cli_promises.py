@@ -129,7 +129,8 @@ def test_each_failed_tasks_line_says_why(tmp_path: Path) -> None:
     _tasks(tmp_path, 1)
     with LoopbackServer(_format_errors) as server:
         formats = run_main(tmp_path, "tasks.txt", "--model", PRICED, "-o", "a.md", env=clean_env(server))
-        budget = run_main(tmp_path, "tasks.txt", "--model", PRICED, "-o", "b.md", "--context-budget", "1000",
+        (tmp_path / "long.txt").write_text("word " * 2000 + "\n")  # over 1,000 tokens even with the compact prompt
+        budget = run_main(tmp_path, "long.txt", "--model", PRICED, "-o", "b.md", "--context-budget", "1000",
                           env=clean_env(server))
     assert formats.returncode == budget.returncode == 1, formats.stderr + budget.stderr
     format_line = next(line for line in formats.stderr.splitlines() if line.startswith("[1/1]"))

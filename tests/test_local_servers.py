@@ -7,7 +7,6 @@ and LM Studio's from tests/fixtures/real_api/local_servers.json (their sources n
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -116,9 +115,6 @@ def test_the_batch_stops_at_the_first_prompt_over_the_window_and_says_why(
     assert code == 2
     assert "2,048-token context window" in err and "--n_ctx" in err
     assert sum(r.path.endswith("/chat/completions") for r in server.requests) == 1  # no task after the first
-    trace = next(tmp_path.glob("runs/*/traces/*.jsonl"))  # the run store (the test runs in tmp_path)
-    failed = [json.loads(line) for line in trace.read_text().splitlines() if '"llm_error"' in line]
-    assert failed and failed[0]["status"] == 400 and failed[0]["messages"][0]["role"] == "system"
 
 
 def test_a_task_whose_steps_outgrow_the_window_is_refitted_and_goes_on(server: LoopbackServer) -> None:
