@@ -192,13 +192,26 @@ def test_no_canary_is_written_to_any_report_trace_or_workspace(attacked_run: dic
 
 @pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/",
                                  "http://metadata.google.internal/computeMetadata/v1/",
-                                 "http://[::ffff:169.254.169.254]/", "http://100.100.100.200/latest/"])
+                                 "http://[::ffff:169.254.169.254]/", "http://100.100.100.200/latest/",
+                                 "http://168.63.129.16/machine?comp=goalstate", "http://[::a9fe:a9fe]/",
+                                 "http://[64:ff9b:1::a9fe:a9fe]/", "http://[64:ff9b:1:a9fe:a9:fe00::]/",
+                                 "http://[64:ff9b:1:0:a9:fea9:fe00:0]/", "http://169.254.169.253/",
+                                 "http://[fd00:ec2::253]/", "http://192.0.0.192/opc/v1/instance/",
+                                 "http://[::ffff:0:a9fe:a9fe]/", "http://[2002:a9fe:a9fe::1]/"])
 def test_cloud_metadata_stays_refused_when_the_intranet_is_allowed(url: str) -> None:
     """Guarantee: SCRAPE_ALLOW_PRIVATE_URLS opens the intranet, never the machine's cloud credentials."""
     policy = UrlPolicy(allow_private=True)
     with pytest.raises(BlockedURLError, match="metadata"):
         policy.check(url)
     assert policy.check("http://10.1.2.3/wiki") == "10.1.2.3"
+    assert policy.check("http://[64:ff9b:1::a00:203]/") == "64:ff9b:1::a00:203"  # an intranet host behind NAT64
+
+
+def test_azure_wireserver_is_refused_though_its_address_looks_public() -> None:
+    """Guarantee: 168.63.129.16 (on every Azure VM) is refused without SCRAPE_ALLOW_PRIVATE_URLS too."""
+    with pytest.raises(BlockedURLError, match="168.63.129.16 is a cloud metadata address"):
+        UrlPolicy().check("http://168.63.129.16/machine?comp=goalstate")
+    assert UrlPolicy(resolver=lambda host, port: ["93.184.216.34"]).check("http://example.org/") == "93.184.216.34"
 
 
 def test_a_name_resolving_to_the_metadata_address_is_refused_too() -> None:
