@@ -43,6 +43,7 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "max_steps": (1, True), "concurrency": (1, True), "keep_workspaces": (0, True), "context_budget": (1000, True),
     "max_cost": (0, False), "max_run_cost": (0, False), "max_tokens_per_task": (0, False), "rpm": (0, False),
     "tpm": (0, False),
+    "browser_memory_mb": (64, True),
 }
 # field -> its flag in main.py, for the messages (each names the flag, its variable and the bad value)
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
@@ -199,6 +200,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), _whole),
     ("render", ("SCRAPE_RENDER",), str),
     ("browser_pages", ("SCRAPE_BROWSER_PAGES",), _whole),
+    ("browser_memory_mb", ("SCRAPE_BROWSER_MEMORY_MB",), _whole),
     ("chromium", ("SCRAPE_CHROMIUM",), str),
     ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
     ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
@@ -286,6 +288,7 @@ class Settings:
     host_concurrency: int = 2  # requests in flight to one host at once (all tasks together)
     render: str = "auto"  # auto: render script-built pages in headless Chromium; off: never
     browser_pages: int = 2  # pages the run's one browser renders at once
+    browser_memory_mb: int = 1024  # memory one page of the browser may hold; above it, the page is closed
     chromium: str | None = None  # a Chromium executable (default: Playwright's own, else chromium on PATH)
     allow_domains: tuple[str, ...] = ()  # when set, only these domains (and their subdomains) may be reached
     block_domains: tuple[str, ...] = ()  # these domains (and their subdomains) may never be reached

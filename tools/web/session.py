@@ -43,6 +43,7 @@ class WebSession:
         self.robots = RobotsRules(self._get_robots, self.user_agent) if use_robots else None
         self.browser = Browser(self.policy.check, self.check_document, user_agent=self.user_agent,
                                max_pages=settings.browser_pages, max_bytes=settings.scrape_max_bytes,
+                               memory_mb=settings.browser_memory_mb,
                                executable=settings.chromium, shared=shared)
 
     def fetcher(self, sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES, *,
@@ -117,7 +118,7 @@ def session_for(settings: Settings, resolver: Resolver | None = None,
 
 _WEB_FIELDS = ("scrape_allow_private", "scrape_max_bytes", "scrape_timeout", "user_agent", "ignore_robots", "host_gap",
                "host_concurrency", "render", "browser_pages", "chromium", "allow_domains", "block_domains",
-               "cache_replay")
+               "cache_replay", "browser_memory_mb")
 
 
 def _web_fields(settings: Settings) -> tuple[object, ...]:
