@@ -178,6 +178,8 @@ class ReActAgent:
         except TaskDeadlineExceeded as exc:
             limit = "" if self.time_limit is None else f" of {self.time_limit:g} s"
             run.result.status, run.result.error = TIME_LIMIT, f"time limit{limit} reached: {exc}"
+        finally:
+            self.tools.close()  # the task's browser page and the like end with the task, however it ends
         run.check_answer()
         run.result.elapsed = self.clock() - run.started
         run.result.notes = list(run.notes.items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import json
@@ -110,9 +111,12 @@ class Tool:
         raise NotImplementedError
 
     def unavailable(self) -> str | None:
-        """Why no configured model can serve this tool (look without a vision model): a ToolRegistry then
-        withholds it, neither described in the prompt nor called (a call is told this reason). None: offered."""
+        """Why this tool cannot serve here (look without a vision model, browser without Playwright): a ToolRegistry
+        then withholds it, neither described in the prompt nor called (a call is told this reason). None: offered."""
         return None
+
+    def close(self) -> None:
+        """The task is over (answered, failed, timed out or stopped): end what the tool keeps open for it."""
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """What a successful call read when run() did not say: by default the source `source_argument` names."""
@@ -238,6 +242,12 @@ class ToolRegistry:
         else:
             self._tools[tool.name] = tool
         return tool
+
+    def close(self) -> None:
+        """Tell every tool its task is over (one that fails to close does not keep the others open)."""
+        for t in self._tools.values():
+            with contextlib.suppress(Exception):
+                t.close()
 
     def names(self) -> list[str]:
         """Registered tool names, in registration order."""

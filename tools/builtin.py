@@ -20,6 +20,7 @@ from tools.media.watch import WatchTool
 from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.web.arxiv import ArxivTool
+from tools.web.browser_tool import BrowserTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.wikipedia import WikipediaTool
@@ -28,13 +29,15 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, python, read_file, write_file, list_files, look,
-    transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those no configured model can serve:
-    look and watch without a vision model, transcribe without a speech model)."""
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, browser, python, read_file, write_file, list_files,
+    look, transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those that cannot serve here:
+    look and watch without a vision model, transcribe without a speech model, browser without Playwright or with
+    SCRAPE_RENDER=off)."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
         *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
+        BrowserTool(workspace, settings),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),

@@ -57,6 +57,10 @@ class CachedTool(Tool):
         """What the wrapped tool says a call read."""
         return self.inner.reads(args, output)
 
+    def close(self) -> None:
+        """The wrapped tool's task is over."""
+        self.inner.close()
+
     def run(self, **kwargs: Any) -> str | ToolOutput:
         """The recorded result for these arguments, else (unless replaying) a fresh one, recorded."""
         key = content_key("tool", {"tool": self.name, "args": kwargs, "files": self._file_digests(kwargs)})

@@ -177,6 +177,8 @@ class Browser:
         """End the browser, its driver and the proxy; kill any process of it that is left; remove its files."""
         with self._lock:
             loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None and not self.markers:
+            return  # never started: nothing to end
         if self.watch is not None:
             self.watch.stop()
             self.watch = None

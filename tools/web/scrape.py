@@ -44,9 +44,14 @@ def download_name(result: FetchResult) -> str:
     disposition = result.headers.get("content-disposition", "")
     match = re.search(r"filename\*?=(?:UTF-8'')?\"?([^\";]+)", disposition, re.I)
     raw = unquote(match.group(1)) if match else unquote(Path(urlsplit(result.url).path).name)
+    return safe_file_name(raw, result.content_type)
+
+
+def safe_file_name(raw: str, content_type: str = "") -> str:
+    """A file name a page proposed, made safe for the workspace: word characters, dots and dashes, an extension."""
     name = re.sub(r"[^\w.-]+", "_", Path(raw).name).strip("._") or "download"
     if not Path(name).suffix:
-        name += mimetypes.guess_extension(result.content_type) or ".bin"
+        name += mimetypes.guess_extension(content_type) or ".bin"
     return name[:120]
 
 
@@ -191,7 +196,7 @@ class ScrapeTool(Tool):
             raise ScrapeInputError("the body exceeds SCRAPE_MAX_BYTES, so it was not saved")
         try:
             if target is None:
-                shown = create_new_file(self.workspace, "downloads", _free_names(download_name(result)),
+                shown = create_new_file(self.workspace, "downloads", free_names(download_name(result)),
                                         result.body)
             else:
                 shown = replace_file(self.workspace, target, result.body)
@@ -202,7 +207,7 @@ class ScrapeTool(Tool):
         return f"{shown} ({len(result.body):,} bytes)"
 
 
-def _free_names(name: str) -> Iterator[str]:
+def free_names(name: str) -> Iterator[str]:
     """name, then name-1, name-2, ... (the first one not taken is used)."""
     stem, suffix = Path(name).stem, Path(name).suffix
     yield name

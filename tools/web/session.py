@@ -33,6 +33,7 @@ class WebSession:
     def __init__(self, settings: Settings, *, resolver: Resolver | None = None,
                  address_check: AddressCheck | None = None, shared: bool = True) -> None:
         self.settings = settings
+        self.shared = shared  # False: a private session (outside a run), whose user closes it
         self.user_agent = settings.user_agent or default_user_agent()
         self.domains = DomainRules.of(settings.allow_domains, settings.block_domains)
         self.policy = UrlPolicy(settings.scrape_allow_private, resolver, address_check, self.domains)
@@ -65,10 +66,7 @@ class WebSession:
 
     def render(self, url: str) -> RenderedPage:
         """url rendered in the run's browser, in a turn at its host, bounded by SCRAPE_TIMEOUT and the task's time."""
-        seconds = self.settings.scrape_timeout
-        left = cancellation.remaining()
-        if left is not None:
-            seconds = max(min(seconds, left - 1.0), 1.0)
+        seconds = self.seconds()
         host = urlsplit(url).hostname or ""
         try:
             self.limiter.acquire(host, seconds)
@@ -81,6 +79,14 @@ class WebSession:
         if page.url != url:  # redirected while rendering: the new page's robots.txt must allow it too
             self.check_document(page.url)
         return page
+
+    def seconds(self) -> float:
+        """How long a page may take: SCRAPE_TIMEOUT, and never past the task's time (at least a second)."""
+        seconds = self.settings.scrape_timeout
+        left = cancellation.remaining()
+        if left is not None:
+            seconds = max(min(seconds, left - 1.0), 1.0)
+        return seconds
 
     def close(self) -> None:
         """End the browser (if it was started) and everything it started."""

@@ -1,0 +1,256 @@
+"""One task's pages in the run's browser: a browser context of its own, its tabs, and what happened on them.
+
+TaskBrowser lives on the browser's event loop (browser.py). start() opens the task's context: cookies of
+its own, a proxy password of its own (every connection passes the address policy and domain rules there),
+downloads accepted. Every request of its pages passes route(): images, media and fonts are skipped, a
+top-level navigation is checked with robots.txt like the renderer's, and a POST (PUT, PATCH, DELETE) to
+another origin than the page's is refused unless that origin is inside --allow-domains, so a hostile page
+cannot make the agent send what it read elsewhere. Listeners note what the model must hear of: a new tab
+(followed; at most TAB_LIMIT), a dialog (answered: OK, or Cancel for a prompt), a download (moved into the
+workspace's downloads/, at most SCRAPE_MAX_BYTES), a refused request, a crash. close() ends it all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from tools.safe_open import WorkspacePathError, create_new_file
+from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
+from tools.web.browser_snapshot import RefBook, compact, parse
+from tools.web.domains import DomainRules
+from tools.web.scrape import free_names, safe_file_name
+
+TAB_LIMIT = 10
+SETTLE = 3.0  # longest wait, after an action, for the page's own requests to go quiet
+QUIET = 0.3  # seconds without a request in flight that count as quiet
+VIEWPORT = {"width": 1280, "height": 900}
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass
+class Tab:
+    """One of the task's tabs: its number (kept while it is open) and its Playwright page."""
+
+    number: int
+    page: Any
+    navigations: int = 0  # how often its main frame went to another document or place
+    crashed: bool = False
+
+
+@dataclass
+class TaskBrowser:
+    """The task's browser context, its tabs, its refs and the events the next observation reports."""
+
+    browser: Browser
+    workspace: Path
+    domains: DomainRules
+    max_bytes: int
+    tabs: list[Tab] = field(default_factory=list)
+    current: int = 0  # the number of the tab actions go to
+    book: RefBook = field(default_factory=RefBook)
+    events: list[str] = field(default_factory=list)
+    url: str = "about:blank"  # the current tab's address, read from the tool's thread for the host's turn
+    started: float = 0.0  # when the current action began (time.monotonic())
+    _context: Any = None
+    _job: Job | None = None
+    _password: str = ""
+    _count: int = 0
+    _busy: set[asyncio.Task[None]] = field(default_factory=set)  # downloads and dialogs being handled
+    _in_flight: set[Any] = field(default_factory=set)  # requests of the task's pages not finished yet
+
+    async def start(self) -> None:
+        """Open the task's context and its first (blank) tab."""
+        self._context, self._job, self._password = await self.browser.new_context(
+            accept_downloads=True, viewport=VIEWPORT)
+        await self._context.route("**/*", self._route)
+        self._context.on("page", self._on_page)
+        self._context.on("request", lambda request: self._in_flight.add(request))
+        self._context.on("requestfinished", lambda request: self._in_flight.discard(request))
+        self._context.on("requestfailed", lambda request: self._in_flight.discard(request))
+        await self._context.new_page()  # _on_page makes it tab 1
+
+    async def close(self) -> None:
+        """Close every tab and the context; pending downloads are dropped."""
+        for task in list(self._busy):
+            task.cancel()
+        if self._context is not None:
+            await self.browser.close_context(self._context, self._password)
+            self._context = None
+
+    @property
+    def tab(self) -> Tab:
+        """The tab actions go to."""
+        return next(t for t in self.tabs if t.number == self.current)
+
+    @property
+    def page(self) -> Any:
+        """The current tab's Playwright page."""
+        return self.tab.page
+
+    async def ensure_tab(self) -> None:
+        """A blank tab when the page closed the last one."""
+        if not self.tabs:
+            await self._context.new_page()
+
+    async def new_tab_if_closed(self) -> None:
+        """A fresh tab when the current one crashed (open() goes on from there)."""
+        if self.tab.crashed or self.page.is_closed():
+            self.tabs.remove(self.tab)
+            await self._context.new_page()
+
+    def begin(self) -> None:
+        """An action starts: forget the last action's refusal."""
+        self.started = time.monotonic()
+        if self._job is not None:
+            self._job.refusal = None
+
+    async def settle(self, load_seconds: float) -> None:
+        """Let the page load what the action started: the document, then until no request of the task's pages has
+        been in flight for QUIET seconds (at most SETTLE more), and any download or dialog being handled."""
+        with contextlib.suppress(Exception):  # a navigation still going after the wait is reported as it stands
+            await self.page.wait_for_load_state("domcontentloaded", timeout=load_seconds * 1000)
+        until, quiet_since = time.monotonic() + SETTLE, time.monotonic()
+        while time.monotonic() < until:
+            await asyncio.sleep(0.05)
+            if self._in_flight or self._busy:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= QUIET:
+                break
+        if self._busy:  # a download still arriving: it may take the action's time
+            await asyncio.wait(list(self._busy), timeout=load_seconds)
+        self.url = self.page.url
+
+    async def snapshot(self) -> list[str]:
+        """The current tab's compact snapshot (its refs become the tab's latest)."""
+        raw = await self.page.aria_snapshot(mode="ai")
+        return compact(parse(raw), self.current, self.book)
+
+    def refusal(self) -> str | None:
+        """What refused the last navigation of this action, if anything."""
+        return str(self._job.refusal) if self._job is not None and self._job.refusal is not None else None
+
+    async def _route(self, route: Any) -> None:
+        request = route.request
+        try:
+            if request.resource_type in SKIPPED:
+                await route.abort("blockedbyclient")
+                return
+            assert self._job is not None
+            refused = await self.browser.guard(request, self._job)
+            if refused is not None:
+                self.events.append(f"Refused to go to {request.url}: {refused}")
+                await route.abort("blockedbyclient")
+                return
+            if (why := self._write_refusal(request)) is not None:
+                self.events.append(why)
+                await route.abort("blockedbyclient")
+                return
+            await route.continue_()
+        except Exception:  # noqa: BLE001 - the page closed meanwhile: Playwright's error must not reach stderr
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+
+    def _write_refusal(self, request: Any) -> str | None:
+        """Why a request that sends data must not go (another origin than its page's, not vouched for), or None."""
+        if request.method not in _WRITES:
+            return None
+        target = urlsplit(request.url)
+        try:
+            page_url = request.frame.page.url
+        except Exception:  # noqa: BLE001 - a popup's first request: it has no page yet, so no origin to share
+            page_url = ""
+        if _origin(request.url) == _origin(page_url) or self.domains.lists(target.hostname or ""):
+            return None
+        return (f"Refused a {request.method} to {_origin(request.url)} from a page of {_origin(page_url) or 'no site'}:"
+                " data is sent only to the page's own origin, or to one inside --allow-domains")
+
+    def _on_page(self, page: Any) -> None:
+        if len(self.tabs) >= TAB_LIMIT:
+            self.events.append(f"The page opened another tab ({page.url}); closed it: at most {TAB_LIMIT} tabs")
+            self._track(page.close())
+            return
+        self._count += 1
+        tab = Tab(self._count, page)
+        self.tabs.append(tab)
+        if self._count > 1:
+            self.events.append(f"A new tab opened (tab {tab.number}); now on it")
+        self.current = tab.number
+        follow_navigations(page, self._job)  # type: ignore[arg-type]  # start() made the job first
+        page.set_default_timeout(30_000)
+        page.on("framenavigated", lambda frame: _count_navigation(tab, frame))
+        page.on("dialog", lambda dialog: self._track(self._answer(dialog)))
+        page.on("download", lambda download: self._track(self._download(download)))
+        page.on("crash", lambda _: self._crashed(tab))
+        page.on("close", lambda _: self._closed(tab))
+
+    def _track(self, step: Any) -> None:
+        task = asyncio.ensure_future(step)
+        self._busy.add(task)
+        task.add_done_callback(self._busy.discard)
+
+    async def _answer(self, dialog: Any) -> None:
+        said = json.dumps(" ".join(str(dialog.message).split())[:300], ensure_ascii=False)
+        if dialog.type == "prompt":
+            await dialog.dismiss()
+            self.events.append(f"A prompt dialog asked {said}: answered Cancel (nothing is typed into prompts)")
+        else:
+            await dialog.accept()
+            self.events.append(f"A{'n' if dialog.type == 'alert' else ''} {dialog.type} dialog said {said}: "
+                               "answered OK")
+
+    async def _download(self, download: Any) -> None:
+        name = safe_file_name(download.suggested_filename or "download")
+        failure = await download.failure()
+        path = None if failure else Path(await download.path())
+        try:
+            size = path.stat().st_size if path is not None else 0
+            if path is None or size >= self.max_bytes:
+                why = f"it stopped: {failure}" if failure else "it is larger than that"
+                self.events.append(f"A download of {name} did not complete ({why}; a download may be at most "
+                                   f"{self.max_bytes:,} bytes, SCRAPE_MAX_BYTES); nothing was saved")
+                return
+            saved = create_new_file(self.workspace, "downloads", free_names(name), path.read_bytes())
+            self.events.append(f"Downloaded {name} ({size:,} bytes), saved to {saved} in the workspace: open it "
+                               "with read_file")
+        except (OSError, WorkspacePathError) as exc:
+            self.events.append(f"A download of {name} could not be saved: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                await download.delete()
+
+    def _closed(self, tab: Tab) -> None:
+        if tab not in self.tabs:
+            return  # closed by the tool itself
+        self.tabs.remove(tab)
+        self.events.append(f"The page closed tab {tab.number}")
+        if self.current == tab.number and self.tabs:
+            self.current = self.tabs[-1].number
+
+    def _crashed(self, tab: Tab) -> None:
+        tab.crashed = True
+        watch = self.browser.watch
+        kill = watch.killed_since(self.started) if watch is not None else None
+        why = watch.limit_note(kill) if watch is not None and kill is not None else "the page crashed"
+        self.events.append(f"Tab {tab.number} is gone: {why}. Open a page again to go on")
+
+
+def _count_navigation(tab: Tab, frame: Any) -> None:
+    with contextlib.suppress(Exception):  # a frame of a page that is closing
+        if frame.parent_frame is None:
+            tab.navigations += 1
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{parts.hostname}:{port}" if port not in (80, 443) else f"{parts.scheme}://{parts.hostname}"
+
