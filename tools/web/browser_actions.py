@@ -119,11 +119,18 @@ async def _open(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:
                               "javascript: or data: URLs", url)
     await tb.new_tab_if_closed()
     tb.url = url
-    try:
-        await tb.page.goto(url, wait_until="domcontentloaded", timeout=seconds * 1000)
-    except Exception as exc:  # noqa: BLE001 - Playwright's error: said in the renderer's words below
-        if "Download is starting" not in str(exc):  # a file: the download listener saves it
-            raise tb.browser.failure_of(exc, url, tb._job, tb.started) from None  # type: ignore[arg-type]
+    for attempt in (1, 2):
+        try:
+            await tb.page.goto(url, wait_until="domcontentloaded", timeout=seconds * 1000)
+            break
+        except Exception as exc:  # noqa: BLE001 - Playwright's error: said in the renderer's words below
+            if "Download is starting" in str(exc):  # a file: the download listener saves it
+                break
+            with contextlib.suppress(Exception):  # the error page of a refusal: let it finish before going on
+                await tb.page.wait_for_load_state("load", timeout=2000)
+            if attempt == 1 and "interrupted by another navigation" in str(exc) and tb.job.refusal is None:
+                continue  # the page's own navigation crossed ours: once more
+            raise tb.browser.failure_of(exc, url, tb.job, tb.started) from None
     return f"Opened {url}."
 
 
@@ -206,7 +213,7 @@ async def _back(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:
     try:
         await tb.page.go_back(wait_until="domcontentloaded", timeout=seconds * 1000)
     except Exception as exc:  # noqa: BLE001 - Playwright's error, in the renderer's words
-        raise tb.browser.failure_of(exc, tb.page.url, tb._job, tb.started) from None  # type: ignore[arg-type]
+        raise tb.browser.failure_of(exc, tb.page.url, tb.job, tb.started) from None
     if tb.page.url == "about:blank":  # the blank page the tab started on is not a page to go back to
         with contextlib.suppress(Exception):
             await tb.page.go_forward(wait_until="domcontentloaded", timeout=seconds * 1000)

@@ -59,7 +59,7 @@ class TaskBrowser:
     url: str = "about:blank"  # the current tab's address, read from the tool's thread for the host's turn
     started: float = 0.0  # when the current action began (time.monotonic())
     _context: Any = None
-    _job: Job | None = None
+    job: Job = field(default_factory=Job)  # the context's guard state (browser.py); start() makes the real one
     _password: str = ""
     _count: int = 0
     _busy: set[asyncio.Task[None]] = field(default_factory=set)  # downloads and dialogs being handled
@@ -67,7 +67,7 @@ class TaskBrowser:
 
     async def start(self) -> None:
         """Open the task's context and its first (blank) tab."""
-        self._context, self._job, self._password = await self.browser.new_context(
+        self._context, self.job, self._password = await self.browser.new_context(
             accept_downloads=True, viewport=VIEWPORT)
         await self._context.route("**/*", self._route)
         self._context.on("page", self._on_page)
@@ -108,8 +108,7 @@ class TaskBrowser:
     def begin(self) -> None:
         """An action starts: forget the last action's refusal."""
         self.started = time.monotonic()
-        if self._job is not None:
-            self._job.refusal = None
+        self.job.refusal = None
 
     async def settle(self, load_seconds: float) -> None:
         """Let the page load what the action started: the document, then until no request of the task's pages has
@@ -132,18 +131,13 @@ class TaskBrowser:
         raw = await self.page.aria_snapshot(mode="ai")
         return compact(parse(raw), self.current, self.book)
 
-    def refusal(self) -> str | None:
-        """What refused the last navigation of this action, if anything."""
-        return str(self._job.refusal) if self._job is not None and self._job.refusal is not None else None
-
     async def _route(self, route: Any) -> None:
         request = route.request
         try:
             if request.resource_type in SKIPPED:
                 await route.abort("blockedbyclient")
                 return
-            assert self._job is not None
-            refused = await self.browser.guard(request, self._job)
+            refused = await self.browser.guard(request, self.job)
             if refused is not None:
                 self.events.append(f"Refused to go to {request.url}: {refused}")
                 await route.abort("blockedbyclient")
@@ -182,7 +176,7 @@ class TaskBrowser:
         if self._count > 1:
             self.events.append(f"A new tab opened (tab {tab.number}); now on it")
         self.current = tab.number
-        follow_navigations(page, self._job)  # type: ignore[arg-type]  # start() made the job first
+        follow_navigations(page, self.job)
         page.set_default_timeout(30_000)
         page.on("framenavigated", lambda frame: _count_navigation(tab, frame))
         page.on("dialog", lambda dialog: self._track(self._answer(dialog)))

@@ -123,6 +123,10 @@ class BrowserTool(Tool):
             result = await perform(page, args, seconds)
         except ActionError as exc:
             result = exc
+        except FetchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Playwright's own (a crashed page): in words the model can act on
+            result = ActionError(str(page.browser.failure_of(exc, page.page.url, page.job, page.started)))
         events, page.events = page.events, []
         url, title = page.page.url, ""
         with contextlib.suppress(Exception):  # a page that crashed or is closing has no title
