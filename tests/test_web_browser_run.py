@@ -52,10 +52,11 @@ def processes_naming(marker: str) -> list[tuple[int, str]]:
     return found
 
 
-def _model(page_url: str) -> Callable[[Request], Response]:
-    """A model that asks, step after step, to render the page (which never finishes loading)."""
-    action = json.dumps({"url": page_url, "render": True})
-    return lambda req: openai_reply(f"Thought: read it\nAction: scrape\nAction Input: {action}")
+def _model(page_url: str, tool: str = "scrape") -> Callable[[Request], Response]:
+    """A model that asks, step after step, to render the page (which never finishes loading), with scrape or in the
+    browser tool's page."""
+    action = json.dumps({"url": page_url, "render": True} if tool == "scrape" else {"action": "open", "url": page_url})
+    return lambda req: openai_reply(f"Thought: read it\nAction: {tool}\nAction Input: {action}")
 
 
 def _start(tmp_path: Path, model: LoopbackServer, *flags: str) -> subprocess.Popen[str]:
@@ -100,12 +101,13 @@ def _assert_nothing_left(tmp_path: Path, browser_dirs: list[Path]) -> None:
     assert browser_dirs and [d for d in browser_dirs if d.exists()] == []
 
 
-@pytest.mark.parametrize("presses", [1, 2], ids=["ctrl-c", "ctrl-c-twice"])
-def test_ctrl_c_during_a_render_leaves_no_browser_process(tmp_path: Path, presses: int) -> None:
+@pytest.mark.parametrize(("presses", "tool"), [(1, "scrape"), (2, "scrape"), (1, "browser")],
+                         ids=["ctrl-c", "ctrl-c-twice", "ctrl-c-in-the-browser-tool"])
+def test_ctrl_c_during_a_render_leaves_no_browser_process(tmp_path: Path, presses: int, tool: str) -> None:
     with LoopbackServer(routes({})) as page, LoopbackServer(lambda req: Response(599)) as model:
         page.handler = routes({"/app": Response(body=HANGING, content_type="text/html"),
                                "/hang.js": Response(body="", content_type="text/javascript", delay=GUARD)})
-        model.handler = _model(f"{page.url}/app")
+        model.handler = _model(f"{page.url}/app", tool)
         proc = _start(tmp_path, model)
         try:
             _until(lambda: any(r.path == "/hang.js" for r in page.requests), proc)  # the browser is mid-render
@@ -127,12 +129,13 @@ def test_ctrl_c_during_a_render_leaves_no_browser_process(tmp_path: Path, presse
     _assert_nothing_left(tmp_path, browser_dirs)
 
 
-def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool", ["scrape", "browser"])
+def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_path: Path, tool: str) -> None:
     with LoopbackServer(routes({})) as page, LoopbackServer(lambda req: Response(599)) as model:
         page.handler = routes({"/app": Response(body=HANGING, content_type="text/html"),
                                "/hang.js": Response(body="", content_type="text/javascript", delay=GUARD)})
-        model.handler = _model(f"{page.url}/app")
-        proc = _start(tmp_path, model, "--task-timeout", "6")
+        model.handler = _model(f"{page.url}/app", tool)
+        proc = _start(tmp_path, model, "--task-timeout", "10")  # past a browser launch on a busy machine
         try:
             _until(lambda: any(r.path == "/hang.js" for r in page.requests), proc)
             browser_dirs = _browser_dirs(str(tmp_path / "tmp"))
@@ -146,4 +149,32 @@ def test_a_task_that_runs_out_of_time_mid_render_leaves_no_browser_process(tmp_p
     assert "Traceback" not in err
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["time_limit"]
+    _assert_nothing_left(tmp_path, browser_dirs)
+
+
+def test_a_run_that_fails_with_the_browser_tools_page_open_leaves_no_browser_process(tmp_path: Path) -> None:
+    replies = iter([openai_reply('Thought: look\nAction: browser\nAction Input: {"action": "open", "url": "URL"}')])
+
+    def model_reply(req: Request) -> Response:  # the page opens; then the provider refuses the key: the run fails
+        reply = next(replies, None)
+        return Response(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                        "code": "invalid_api_key"}}) if reply is None else reply
+
+    with LoopbackServer(routes({})) as page, LoopbackServer(model_reply) as model:
+        page.handler = routes({"/open": Response(body="<html><body><h1>Open page</h1><script>setInterval(() => "
+                                                      "fetch('/ping'), 100)</script></body></html>",
+                                                 content_type="text/html"), "/ping": Response(204)})
+        replies = iter([openai_reply("Thought: look\nAction: browser\nAction Input: "
+                                     + json.dumps({"action": "open", "url": f"{page.url}/open"}))])
+        proc = _start(tmp_path, model)
+        try:
+            _until(lambda: any(r.path == "/ping" for r in page.requests), proc)  # the page is open, between steps
+            browser_dirs = _browser_dirs(str(tmp_path / "tmp"))
+            proc.wait(timeout=GUARD)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err
     _assert_nothing_left(tmp_path, browser_dirs)

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-INTERVAL = 0.2  # seconds between two looks at the browser's processes
+INTERVAL = 0.25  # seconds between two looks at the renderers' memory
+REFRESH = 1.0  # seconds between two walks of the browser's process tree for its renderers
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class MemoryWatch:
     def __init__(self, leader: int, limit_mb: int, interval: float = INTERVAL) -> None:
         self.leader, self.limit_mb, self.interval = leader, limit_mb, interval
         self.kills: list[Kill] = []
+        self._renderers: list[int] = []
+        self._refresh_at = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -62,9 +65,12 @@ class MemoryWatch:
     def check_once(self) -> list[Kill]:
         """Kill every renderer above the limit now; returns what was killed."""
         killed = []
-        for pid in descendants(self.leader):
+        if time.monotonic() >= self._refresh_at:  # a new page's renderer is watched from the next walk on
+            self._renderers = [pid for pid in descendants(self.leader) if _is_renderer(pid)]
+            self._refresh_at = time.monotonic() + REFRESH
+        for pid in self._renderers:
             mb = private_mb(pid)
-            if mb > self.limit_mb and _is_renderer(pid):
+            if mb > self.limit_mb:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(Kill(pid, mb, time.monotonic()))
