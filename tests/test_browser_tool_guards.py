@@ -30,8 +30,8 @@ pytestmark = pytest.mark.skipif(playwright_missing() is not None or system_chrom
                                        "chromium)")
 HOSTS = {"shop.test": ["127.0.0.1"], "collector.test": ["127.0.0.1"], "blocked.test": ["127.0.0.1"],
          "private.test": ["127.0.0.2"]}
-HOG = ("<html><body><p>hog</p><script>const keep = []; setInterval(() => { if (keep.length < 100) "
-       "keep.push(new Uint8Array(20 * 1024 * 1024).fill(7)); }, 20);</script></body></html>")
+HOG = ("<html><body><p>hog</p><script>fetch('/slow'); const keep = []; setInterval(() => { if (keep.length < 100) "
+       "keep.push(new Uint8Array(20 * 1024 * 1024).fill(7)); }, 20);</script></body></html>")  # busy while it grows
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def site() -> Iterator[ObstacleSite]:
     with obstacle_site() as running:
         handler = running.shop.handler
         extra = {"/robots.txt": Response(body="User-agent: *\nDisallow: /files\n", content_type="text/plain"),
-                 "/hog": Response(body=HOG, content_type="text/html"),
+                 "/hog": Response(body=HOG, content_type="text/html"), "/slow": Response(body="late", delay=20),
                  "/to-blocked": Response(body="<html><body><a href='http://blocked.test:PORT/shop'>Elsewhere</a>"
                                               "<img src='http://blocked.test:PORT/pixel.gif'></body></html>"
                                          .replace("PORT", str(running.shop.port)), content_type="text/html")}

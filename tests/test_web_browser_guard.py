@@ -26,8 +26,8 @@ HTML = "text/html; charset=utf-8"
 FORM = ("<html><body><h1>Delivery</h1><form><input name=name autocomplete=name><input name=email "
         "autocomplete=email><input name=street autocomplete=street-address><input name=zip autocomplete=postal-code>"
         "<input name=city autocomplete=address-level2><button>Send</button></form></body></html>")
-HOG = ("<html><body><p>hog</p><script>const keep = []; setInterval(() => { if (keep.length < 100) "
-       "keep.push(new Uint8Array(20 * 1024 * 1024).fill(7)); }, 20);</script></body></html>")
+HOG = ("<html><body><p>hog</p><script>fetch('/slow'); const keep = []; setInterval(() => { if (keep.length < 100) "
+       "keep.push(new Uint8Array(20 * 1024 * 1024).fill(7)); }, 20);</script></body></html>")  # busy while it grows
 
 
 def page(body: str) -> Response:
@@ -46,6 +46,7 @@ def site() -> Iterator[LoopbackServer]:
             "/script-away": page("<script>location.href = 'https://127.0.0.2:8443/x'</script>"),
             "/form": Response(body=FORM, content_type=HTML),
             "/hog": Response(body=HOG, content_type=HTML),
+            "/slow": Response(body="late", delay=20),
         })
         yield server
 

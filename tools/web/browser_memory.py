@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-INTERVAL = 0.25  # seconds between two looks at the renderers' memory
-REFRESH = 1.0  # seconds between two walks of the browser's process tree for its renderers
+_TYPE = re.compile(rb"(?:^|[\s\0])--type=([\w-]+)")
+INTERVAL = 0.2  # seconds between two looks at the browser's renderers
+REFRESH = 5.0  # seconds between two walks of the whole browser for its zygotes (which start its renderers)
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class MemoryWatch:
     def __init__(self, leader: int, limit_mb: int, interval: float = INTERVAL) -> None:
         self.leader, self.limit_mb, self.interval = leader, limit_mb, interval
         self.kills: list[Kill] = []
-        self._renderers: list[int] = []
+        self._zygotes: list[int] = []
         self._refresh_at = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -65,10 +68,12 @@ class MemoryWatch:
     def check_once(self) -> list[Kill]:
         """Kill every renderer above the limit now; returns what was killed."""
         killed = []
-        if time.monotonic() >= self._refresh_at:  # a new page's renderer is watched from the next walk on
-            self._renderers = [pid for pid in descendants(self.leader) if _is_renderer(pid)]
+        if time.monotonic() >= self._refresh_at or not self._zygotes:
+            self._zygotes = [pid for pid in descendants(self.leader, _zygote_or_browser) if _kind(pid) == "zygote"]
             self._refresh_at = time.monotonic() + REFRESH
-        for pid in self._renderers:
+        for pid in {p for zygote in self._zygotes for p in descendants(zygote, _zygote_or_browser)}:
+            if _kind(pid) != "renderer":
+                continue
             mb = private_mb(pid)
             if mb > self.limit_mb:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -84,8 +89,8 @@ class MemoryWatch:
             self.check_once()
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of pid (children of all its threads, recursively)."""
+def descendants(pid: int, into: Callable[[int], bool] = lambda child: True) -> list[int]:
+    """Every live descendant of pid (children of all its threads), looking into a child only when into(child)."""
     found: list[int] = []
     todo = [pid]
     while todo:
@@ -98,7 +103,7 @@ def descendants(pid: int) -> list[int]:
             with contextlib.suppress(OSError, ValueError):
                 children = [int(c) for c in (task / "children").read_text().split()]
                 found += children
-                todo += children
+                todo += [c for c in children if into(c)]
     return found
 
 
@@ -112,8 +117,16 @@ def private_mb(pid: int) -> int:
     return kb // 1024
 
 
-def _is_renderer(pid: int) -> bool:
+def _zygote_or_browser(pid: int) -> bool:
+    """Whether a process may start renderers (the walk skips the renderers', GPU's and utilities' many threads)."""
+    return _kind(pid) in ("", "zygote")
+
+
+def _kind(pid: int) -> str:
+    """Chromium's --type of a process ('' for the browser itself; 'gone' when it exited)."""
     try:
-        return b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        args = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return False
+        return "gone"
+    found = _TYPE.search(args)  # Chromium's children rewrite their command line into one space-separated string
+    return found.group(1).decode(errors="replace") if found else ""
