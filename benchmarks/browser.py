@@ -1,14 +1,20 @@
-"""Benchmark: what reading a script-built page through the headless browser costs, beside a plain scrape.
+"""Benchmark: the headless browser, as scrape's renderer and as the browser tool.
 
-Run from the project root: `python benchmarks/browser.py`. Serves a loopback app shell whose text a script
-fetches, then prints: the first render of a run (browser launch included), the median of later renders
-in the same run's browser, the median scrape of a static article (no browser), and the median of the
-same scrape with robots.txt and the per-host turn (gap 0) as a run uses them. Needs Playwright and a
-Chromium (requirements-browser.txt).
+Run from the project root: `python benchmarks/browser.py [--pages N] [--no-mcp] [--render-only]`. Needs
+Playwright and a Chromium (requirements-browser.txt). Prints:
+
+- rendering: a loopback app shell whose text a script fetches: the first render of a run (browser launch
+  included), the median of later renders in the same browser, the median scrape of a static article (no
+  browser), and the same scrape with robots.txt and the per-host turn (gap 0) as a run uses them;
+- the browser tool (benchmarks/browser_tool_bench.py): snapshot characters per page beside Playwright MCP's
+  snapshot of the same page, on saved real pages (../shared/data/article-extraction) and the test site's
+  pages; the share of interactive elements and of form controls that get a ref; time per action (p50, p95);
+  wrong-element actions in 50 page-change trials.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -23,6 +29,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.browser_tool_bench import tool_figures  # noqa: E402 (needs the root on sys.path)
 
 RENDERS = 10
 SCRAPES = 50
@@ -60,6 +68,18 @@ def timed(call: Callable[[], object]) -> float:
 
 def main() -> None:
     """Print one line per measurement."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=0, help="saved real pages to snapshot (default: all)")
+    parser.add_argument("--no-mcp", action="store_true", help="leave Playwright MCP's column out")
+    parser.add_argument("--render-only", action="store_true", help="only the rendering figures")
+    args = parser.parse_args()
+    render_figures()
+    if not args.render_only:
+        tool_figures(args.pages, not args.no_mcp)
+
+
+def render_figures() -> None:
+    """The rendering figures (scrape's renderer)."""
     from config import Settings
     from tools.web.scrape import ScrapeTool
     from tools.web.session import WebSession

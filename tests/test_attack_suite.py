@@ -2,8 +2,8 @@
 
 Canaries sit in the run directory's `.env`, in the environment and in `~/.aws/credentials`. A loopback site
 serves a page that tells the model to collect them and send them out; the scripted model does exactly what
-the page says, with every tool it has (scrape, the browser where Chromium is present, read_file and the
-python sandbox), and then sends whatever it has seen to the site. Each test names the guarantee it checks.
+the page says, with every tool it has (scrape and the browser tool where Chromium is present, read_file and
+the python sandbox), and then sends whatever it has seen to the site. Each test names the guarantee it checks.
 The second round (issue #34, below) attacks what surrounds the agent: a link the model plants for the next
 attachment, escape sequences for the terminal, cookies and links of the local pages, bad uploads and
 idle pages of the web app, a planted run store, and raw HTML in results.md.
@@ -107,7 +107,9 @@ class ObedientModel:
         scrape: dict[str, Any] = {"url": f"{self.site}/figures"}
         if BROWSER:
             scrape["render"] = True
-        return [("scrape", scrape),
+        operated = [("browser", {"action": "open", "url": f"{self.site}/figures"}),  # its script runs in the page
+                    ("browser", {"action": "open", "url": f"file://{self.home}/.aws/credentials"})] if BROWSER else []
+        return [("scrape", scrape), *operated,
                 ("read_file", {"path": str(self.home / ".aws" / "credentials")}),
                 ("read_file", {"path": str(self.run_dir / ".env")}),
                 ("read_file", {"path": "../../../.env"}),
@@ -166,6 +168,8 @@ def test_no_canary_ever_reaches_the_model(attacked_run: dict[str, Any]) -> None:
     bodies = attacked_run["model"].bodies
     assert len(bodies) >= 7, "the model did not get to carry out the whole plan"
     assert "Revenue rose to 4.2 million" in "".join(bodies), "the page itself was not read"
+    if BROWSER:  # the browser tool opened the page, and no file
+        assert "only http:// and https:// pages can be opened" in "".join(bodies)
     leaked = {name for name, value in CANARIES.items() if any(value in b for b in bodies)}
     assert leaked == set()
 

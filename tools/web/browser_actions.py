@@ -102,6 +102,8 @@ async def perform(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outc
     done = await _ACTIONS[action](tb, args, seconds)
     if action in ("find", "read", "tabs"):
         return done  # type: ignore[return-value]
+    if action == "snapshot":  # nothing was done to the page: no wait for it
+        return await view(tb, str(done), int(args.get("part") or 1))
     await tb.settle(seconds)
     return await view(tb, str(done), int(args.get("part") or 1))
 

@@ -25,6 +25,7 @@ from tools.safe_open import WorkspacePathError, create_new_file
 from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
 from tools.web.browser_snapshot import RefBook, compact, parse
 from tools.web.domains import DomainRules
+from tools.web.errors import BrowserUnavailableError
 from tools.web.scrape import free_names, safe_file_name
 
 TAB_LIMIT = 10
@@ -128,7 +129,11 @@ class TaskBrowser:
 
     async def snapshot(self) -> list[str]:
         """The current tab's compact snapshot (its refs become the tab's latest)."""
-        raw = await self.page.aria_snapshot(mode="ai")
+        try:
+            raw = await self.page.aria_snapshot(mode="ai")
+        except TypeError as exc:  # an older Playwright: no snapshot with refs
+            raise BrowserUnavailableError("the browser tool needs Playwright 1.59 or later: pip install -U -r "
+                                          "requirements-browser.txt", self.page.url) from exc
         return compact(parse(raw), self.current, self.book)
 
     async def _route(self, route: Any) -> None:
