@@ -6,6 +6,7 @@ The inputs are snapshots as Playwright 1.65 writes them (`page.aria_snapshot(mod
 from __future__ import annotations
 
 from tools.web.browser_snapshot import RefBook, compact, find, parse, parts
+from tools.web.browser_tool import BrowserTool
 
 SHOP = """- generic [active] [ref=e1]:
   - dialog "Cookie consent" [ref=e2]:
@@ -109,3 +110,8 @@ def test_a_select_with_many_options_says_how_many_more() -> None:
     lines = compact(parse(f'- combobox "Country" [ref=e1]:\n{options}'), 1, RefBook())
     assert lines[0].startswith('- combobox "Country" [ref=e1]: Country 7 (options: Country 0 | Country 1 |')
     assert lines[0].endswith("| … 35 more)")
+
+
+def test_the_tools_entry_in_the_prompt_stays_short() -> None:
+    assert len(BrowserTool.description) <= 300  # the details are in docs/tools-and-mcp.md
+    assert "[ref=e12]" in BrowserTool.description  # the one example the model needs to read a snapshot

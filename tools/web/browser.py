@@ -111,7 +111,7 @@ class Browser:
                               f"take {seconds:g} s to load, SCRAPE_TIMEOUT, and {limit:g} s in all with its "
                               "scripts and the wait for a free page)", url) from exc
         except Exception as exc:  # noqa: BLE001 - Playwright's own errors become the renderer's
-            raise RenderError(f"the browser failed ({_first_line(exc)})", url) from exc
+            raise RenderError(f"the browser failed ({first_line(exc)})", url) from exc
         finally:
             if not self.shared:
                 self.close()
@@ -170,7 +170,7 @@ class Browser:
         refused = job.log.refused.get(host_port(target))
         if refused:  # the proxy refused where the page went (a redirect, a script's navigation)
             return BlockedURLError(refused, target)
-        why = _first_line(exc) if exc is not None else "it showed Chromium's error page"
+        why = first_line(exc) if exc is not None else "it showed Chromium's error page"
         return RenderError(f"the browser could not load {target} ({why})", url)
 
     def close(self) -> None:
@@ -225,7 +225,7 @@ class Browser:
                 asyncio.run_coroutine_threadsafe(self._launch(), loop).result(LAUNCH_TIMEOUT + 10)
             except Exception as exc:  # noqa: BLE001 - any launch failure means: no rendering in this run
                 self.close()
-                self.failure = f"the headless browser did not start ({_first_line(exc)})"
+                self.failure = f"the headless browser did not start ({first_line(exc)})"
                 raise BrowserUnavailableError(self.failure, "") from exc
             return loop
 
@@ -350,6 +350,7 @@ async def _quietly(step: Any) -> None:
         await step
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An error's first line, at most 300 characters (Playwright's errors go on with a call log)."""
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__

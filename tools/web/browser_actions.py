@@ -20,7 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tools.documents.page_text import extract_main_content
-from tools.web.browser_page import TaskBrowser
+from tools.web.browser import first_line
+from tools.web.browser_page import VIEWPORT, TaskBrowser
 from tools.web.browser_snapshot import Entry, compact, find, parse, parts
 from tools.web.errors import BlockedURLError
 
@@ -193,7 +194,7 @@ async def _press(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:
     try:
         await tb.page.keyboard.press(key)
     except Exception as exc:  # noqa: BLE001 - an unknown key name: Playwright says which
-        raise ActionError(f"could not press {key!r}: {_first_line(exc)} (keys are named like Enter, Escape, Tab, "
+        raise ActionError(f"could not press {key!r}: {first_line(exc)} (keys are named like Enter, Escape, Tab, "
                           "ArrowDown, PageDown, Control+A)") from None
     return f"Pressed {key}."
 
@@ -205,7 +206,7 @@ async def _scroll(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:
         await _do(locator.scroll_into_view_if_needed(timeout=min(seconds, CLICK_WAIT) * 1000), tb, locator, entry,
                   "scroll to")
         return f"Scrolled to {entry.ref} ({entry.label()})."
-    await tb.page.mouse.move(VIEW_CENTRE[0], VIEW_CENTRE[1])
+    await tb.page.mouse.move(VIEWPORT["width"] / 2, VIEWPORT["height"] / 2)  # the wheel scrolls what is under it
     await tb.page.mouse.wheel(0, SCROLL if direction == "down" else -SCROLL)
     await asyncio.sleep(0.3)  # scroll handlers start loading what comes into view
     return f"Scrolled {direction}."
@@ -338,7 +339,7 @@ async def _do(step: Awaitable[Any], tb: TaskBrowser, locator: Any, entry: Entry,
             with contextlib.suppress(Exception):
                 if cover := await locator.evaluate(COVER_JS):
                     raise ActionError(await _cover_note(tb, locator, entry, cover)) from None
-        raise ActionError(f"could not {verb} {entry.ref} ({entry.label()}): {_first_line(exc)}") from None
+        raise ActionError(f"could not {verb} {entry.ref} ({entry.label()}): {first_line(exc)}") from None
 
 
 def _part(chunks: list[str], part: int, action: str) -> str:
@@ -371,12 +372,6 @@ async def _title(page: Any) -> str:
         return ""
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:300] if lines else type(exc).__name__
-
-
-VIEW_CENTRE = (640, 450)
 _ACTIONS: dict[str, Callable[[TaskBrowser, dict[str, Any], float], Awaitable[Any]]] = {
     "open": _open, "click": _click, "type": _type, "select": _select, "check": _check, "press": _press,
     "scroll": _scroll, "back": _back, "snapshot": _snapshot, "find": _find, "read": _read, "tabs": _tabs,
