@@ -109,6 +109,7 @@ def test_the_domain_rules_hold_for_pages_links_and_subresources(tool: BrowserToo
     assert refused.value.kind == "domain rules"
     page = text(tool.run(action="open", url=url(site, "/to-blocked")))
     link = re.search(r'- link "Elsewhere" \[ref=(e\d+)\]', page).group(1)  # type: ignore[union-attr]
+    assert "Refused to go to" not in page  # the refused open said so itself, once
     clicked = text(tool.run(action="click", ref=link))
     assert f"Refused to go to {url(site, '/shop', 'blocked.test')}: blocked.test is in the blocked domains" in clicked
     assert not [r for r in site.shop.requests if r.headers.get("host", "").startswith("blocked.test")]

@@ -129,10 +129,15 @@ async def _open(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:
         except Exception as exc:  # noqa: BLE001 - Playwright's error: said in the renderer's words below
             if "Download is starting" in str(exc):  # a file: the download listener saves it
                 break
-            with contextlib.suppress(Exception):  # the error page of a refusal: let it finish before going on
-                await tb.page.wait_for_load_state("load", timeout=2000)
-            if attempt == 1 and "interrupted by another navigation" in str(exc) and tb.job.refusal is None:
-                continue  # the page's own navigation crossed ours: once more
+            if "interrupted by another navigation" in str(exc) and tb.job.refusal is None:
+                with contextlib.suppress(Exception):  # an earlier error page committing, or ours restarted
+                    await tb.page.wait_for_load_state("load", timeout=seconds * 1000)
+                if tb.page.url == url:
+                    break
+                if attempt == 1:
+                    continue
+            with contextlib.suppress(Exception):  # Chromium's error page for a refusal: let it commit first
+                await tb.page.wait_for_url(lambda now: now.startswith("chrome-error:"), timeout=2000)
             raise tb.browser.failure_of(exc, url, tb.job, tb.started) from None
     return f"Opened {url}."
 

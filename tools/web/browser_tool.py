@@ -124,6 +124,7 @@ class BrowserTool(Tool):
         except ActionError as exc:
             result = exc
         except FetchError:
+            page.events = []  # the refusal itself is the observation
             raise
         except Exception as exc:  # noqa: BLE001 - Playwright's own (a crashed page): in words the model can act on
             result = ActionError(str(page.browser.failure_of(exc, page.page.url, page.job, page.started)))
