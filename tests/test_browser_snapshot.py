@@ -5,6 +5,13 @@ The inputs are snapshots as Playwright 1.65 writes them (`page.aria_snapshot(mod
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from config import Settings
+from tools.base import ToolRegistry, UnknownToolError
+from tools.builtin import default_tools
 from tools.web.browser_snapshot import RefBook, compact, find, parse, parts
 from tools.web.browser_tool import BrowserTool
 
@@ -115,3 +122,17 @@ def test_a_select_with_many_options_says_how_many_more() -> None:
 def test_the_tools_entry_in_the_prompt_stays_short() -> None:
     assert len(BrowserTool.description) <= 300  # the details are in docs/tools-and-mcp.md
     assert "[ref=e12]" in BrowserTool.description  # the one example the model needs to read a snapshot
+
+
+def test_without_a_browser_the_tool_is_not_offered_and_a_call_says_why(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    off = ToolRegistry(default_tools(Settings(render="off"), tmp_path))
+    assert "browser" not in off.names()
+    with pytest.raises(UnknownToolError, match=r"SCRAPE_RENDER=off"):
+        off.resolve("browser")
+    monkeypatch.setattr("tools.web.browser_tool.playwright_missing",
+                        lambda: "Playwright is not installed: pip install -r requirements-browser.txt")
+    missing = ToolRegistry(default_tools(Settings(), tmp_path))
+    assert "browser" not in missing.names()
+    with pytest.raises(UnknownToolError, match=r"pip install -r requirements-browser.txt"):
+        missing.resolve("browser")
