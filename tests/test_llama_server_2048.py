@@ -10,6 +10,7 @@ is CPU-bound: replies are kept to a few tokens; the module starts one server."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,9 @@ import pytest
 
 import check_setup
 import main
+from config import Settings
 from tests.fakes.llama_server import LlamaServer, llama_server, unavailable
+from tools.builtin import default_tools
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 MODEL = "openai:gemma-3-270m"
@@ -40,7 +43,7 @@ def batch(llama: LlamaServer, tmp_path: Path, tasks: str, *flags: str) -> int:
                       "--base-url", llama.base_url, "--no-search", *flags])
 
 
-def test_check_setup_fails_the_silent_model_and_shows_the_prompt(llama: LlamaServer,
+def test_check_setup_fails_the_silent_model_and_shows_the_prompt(llama: LlamaServer, tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     code = check_setup.main(["--model", MODEL, "--base-url", llama.base_url, "--no-search"])
     out = capsys.readouterr().out
@@ -49,7 +52,10 @@ def test_check_setup_fails_the_silent_model_and_shows_the_prompt(llama: LlamaSer
     assert request.lstrip().startswith("✗") and "no text" in request and "finish reason stop" in request
     prompt = next(line for line in out.splitlines() if " prompt " in line)
     assert "window not reported" in prompt and "it fits" in prompt
-    assert "characters for 6 tools" in prompt  # look, watch and transcribe withheld: no vision or speech model
+    offered = int(re.search(r"characters for (\d+) tools", prompt).group(1))
+    every = {tool.name for tool in default_tools(Settings(search=False), tmp_path)}
+    assert {"look", "watch", "transcribe"} <= every  # a vision and speech model gets them ...
+    assert offered == len(every) - 3  # ... this one does not
     assert "--context-window" in out
 
 
