@@ -11,7 +11,8 @@ answers on its third call: 192 requests, which the quota lets through in 95 s at
 the first request to the last is compared with that; the wall time adds the run's start-up, mostly importing
 the SDK). --scale 10 shortens the minute (and the limiter's) to 6 s: loopback jitter then weighs ten times
 more against the quantum than it would against a real provider's. Modes: each task retrying alone (no shared
-limiter), the limiter learning from the headers only, and the limiter with --rpm 120 set.
+limiter), the limiter with the headers only (the default: it paces at the limit they state), and the limiter
+with --rpm 120 set.
 """
 
 from __future__ import annotations

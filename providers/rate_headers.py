@@ -41,11 +41,22 @@ class Allowance:
 
 @dataclass(frozen=True)
 class RateHeaders:
-    """A reply's rate-limit headers read: requests, tokens (the scarcest kind sent) and retry-after."""
+    """A reply's rate-limit headers read: requests, tokens (the scarcest kind sent), Anthropic's input and
+    output tokens apart, and retry-after."""
 
     requests: Allowance | None = None
     tokens: Allowance | None = None
     retry_after: float | None = None
+    input_tokens: Allowance | None = None
+    output_tokens: Allowance | None = None
+
+    def limits(self) -> dict[str, int]:
+        """The per-minute limits stated, by what they count: "requests", "tokens" (prompt and reply), or
+        Anthropic's "input-tokens" and "output-tokens" (its combined tokens-* only when neither is sent)."""
+        apart = {"input-tokens": self.input_tokens, "output-tokens": self.output_tokens}
+        sent: dict[str, Allowance | None] = {k: a for k, a in apart.items() if a is not None}
+        kinds = {"requests": self.requests, **(sent or {"tokens": self.tokens})}
+        return {kind: a.limit for kind, a in kinds.items() if a is not None and a.limit}
 
 
 def rate_headers(headers: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
@@ -113,7 +124,8 @@ def read_rate_headers(headers: Mapping[str, str] | None, now: float) -> RateHead
     requests = _openai(h, "requests", now) or _anthropic(h, "requests", now)
     # Anthropic's tokens-* are "the most restrictive limit currently in effect"; input and output otherwise.
     tokens = _openai(h, "tokens", now) or _anthropic(h, "tokens", now)
+    inputs, outputs = _anthropic(h, "input-tokens", now), _anthropic(h, "output-tokens", now)
     if tokens is None:
-        known = [t for t in (_anthropic(h, "input-tokens", now), _anthropic(h, "output-tokens", now)) if t]
+        known = [t for t in (inputs, outputs) if t]
         tokens = min(known, key=lambda t: t.remaining) if known else None
-    return RateHeaders(requests, tokens, parse_retry_after(h, now))
+    return RateHeaders(requests, tokens, parse_retry_after(h, now), inputs, outputs)

@@ -2,9 +2,9 @@
 
 Every node's tasks reserve and settle their calls' cost with one `SpendKeeper` actor (providers/spend.py's
 RunSpend, so --max-run-cost holds for the whole cluster, not per node) and take their turns from one
-`LimitsKeeper` actor (providers/ratelimit.py's RateWindow per provider, so --rpm / --tpm, the providers'
-rate-limit headers and 429 pauses hold for the cluster). The callers wait on their own side: the actors
-only answer short questions.
+`LimitsKeeper` actor (providers/ratelimit.py's RateWindow per provider, so --rpm / --tpm, the limits and
+allowances the providers' rate-limit headers state and 429 pauses hold for the cluster). The callers wait on
+their own side: the actors only answer short questions.
 """
 
 from __future__ import annotations
@@ -120,40 +120,46 @@ class LimitsKeeper:
     def __init__(self) -> None:
         self.windows: dict[str, RateWindow] = {}
 
-    def _window(self, name: str, rpm: int | None, tpm: int | None) -> RateWindow:
-        return self.windows.setdefault(name, RateWindow(rpm, tpm))
+    def _window(self, name: str, rpm: int | None, tpm: int | None, limited: bool) -> RateWindow:
+        if name not in self.windows:
+            self.windows[name] = RateWindow(rpm, tpm, limited=limited)
+        return self.windows[name]
 
-    def try_acquire(self, name: str, rpm: int | None, tpm: int | None, est_tokens: int) -> tuple[float, str]:
+    def try_acquire(self, name: str, rpm: int | None, tpm: int | None, prompt: int, reply: int = 0,
+                    limited: bool = True) -> tuple[float, str]:
         """RateWindow.try_acquire, now."""
-        return self._window(name, rpm, tpm).try_acquire(time.time(), est_tokens)
+        return self._window(name, rpm, tpm, limited).try_acquire(time.time(), prompt, reply)
 
-    def observe(self, name: str, rpm: int | None, tpm: int | None, headers: dict[str, str], tokens: int) -> None:
+    def observe(self, name: str, rpm: int | None, tpm: int | None, headers: dict[str, str], prompt: int,
+                reply: int = 0, limited: bool = True) -> None:
         """RateWindow.observe, now."""
-        self._window(name, rpm, tpm).observe(time.time(), headers, tokens)
+        self._window(name, rpm, tpm, limited).observe(time.time(), headers, prompt, reply)
 
-    def pause_until(self, name: str, rpm: int | None, tpm: int | None, t: float, reason: str) -> None:
+    def pause_until(self, name: str, rpm: int | None, tpm: int | None, t: float, reason: str,
+                    limited: bool = True) -> None:
         """RateWindow.pause_until."""
-        self._window(name, rpm, tpm).pause_until(t, reason)
+        self._window(name, rpm, tpm, limited).pause_until(t, reason)
 
 
 class ActorLimiter:
     """A Limiter whose window is in the run's LimitsKeeper actor: the caller naps between asks."""
 
-    def __init__(self, actor: Any, name: str, rpm: int | None, tpm: int | None) -> None:
-        self.actor, self.name, self.rpm, self.tpm = actor, name, rpm, tpm
+    def __init__(self, actor: Any, name: str, rpm: int | None, tpm: int | None, limited: bool = True) -> None:
+        self.actor, self.name, self.rpm, self.tpm, self.limited = actor, name, rpm, tpm, limited
 
-    def acquire(self, est_tokens: int) -> float:
+    def acquire(self, prompt_tokens: int, reply_tokens: int = 0) -> float:
         """Block until the cluster's window lets one request go; the seconds waited."""
-        return wait_turns(lambda now, est: tuple(_ask(self.actor.try_acquire, self.name, self.rpm, self.tpm, est)),
-                          est_tokens, time.time, time.sleep)
+        return wait_turns(lambda now: tuple(_ask(self.actor.try_acquire, self.name, self.rpm, self.tpm, prompt_tokens,
+                                                 reply_tokens, self.limited)), time.time, time.sleep)
 
-    def observe(self, headers: Mapping[str, str], tokens_used: int) -> None:
+    def observe(self, headers: Mapping[str, str], prompt_tokens: int, reply_tokens: int = 0) -> None:
         """Tell the cluster's window what a reply said."""
-        _ask(self.actor.observe, self.name, self.rpm, self.tpm, dict(headers), tokens_used)
+        _ask(self.actor.observe, self.name, self.rpm, self.tpm, dict(headers), prompt_tokens, reply_tokens,
+             self.limited)
 
     def pause_until(self, t: float, reason: str = "") -> None:
         """Pause every caller on the cluster until `t`."""
-        _ask(self.actor.pause_until, self.name, self.rpm, self.tpm, t, reason)
+        _ask(self.actor.pause_until, self.name, self.rpm, self.tpm, t, reason, self.limited)
 
     def status(self) -> LimiterStatus:
         """Waits on other nodes are not tracked here: the driver's progress line shows none."""
@@ -167,4 +173,4 @@ def start_limits(ray: Any) -> Any:
 
 def cluster_limits(actor: Any, rpm: int | None, tpm: int | None) -> RateLimits:
     """RateLimits whose limiters all live in the run's LimitsKeeper actor."""
-    return RateLimits(rpm, tpm, factory=lambda name, r, t: ActorLimiter(actor, name, r, t))
+    return RateLimits(rpm, tpm, factory=lambda name, r, t, limited: ActorLimiter(actor, name, r, t, limited))

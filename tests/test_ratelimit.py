@@ -1,6 +1,7 @@
-"""Shared rate limits: --rpm/--tpm pace requests evenly across tasks (a server holding its quota per second sees
-no 429), the providers' rate-limit headers (through the real SDKs) slow the next requests down, a 429 pauses
-every caller, and the waits show in the status and the completion.
+"""Shared rate limits: --rpm/--tpm, or else the limits the providers' rate-limit headers state (through the real
+SDKs), pace requests evenly across tasks (a server holding its quota per second sees no 429), what the headers
+say is left slows the next requests down, a 429 pauses every caller, and the waits show in the status and the
+completion.
 
 Header names and value formats are the providers' own: OpenAI's from a reply of api.openai.com quoted at
 https://community.openai.com/t/how-to-get-rate-limit-reset-time-for-response-api/1268905 (x-ratelimit-reset-*
@@ -23,8 +24,9 @@ from config import Settings
 from core import cancellation
 from core.errors import StopRequested
 from llm import LLMInterface
+from providers.pacing import PACE
 from providers.rate_headers import parse_duration, read_rate_headers
-from providers.ratelimit import PACE, LocalLimiter, RateLimits, waiting_as
+from providers.ratelimit import LocalLimiter, RateLimits, waiting_as
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import (
     anthropic_error,
@@ -60,8 +62,8 @@ class FakeTime:
 
 
 def limits_on(clock: FakeTime, rpm: int | None = None, tpm: int | None = None) -> RateLimits:
-    return RateLimits(rpm, tpm, factory=lambda name, r, t: LocalLimiter(name, r, t, clock=clock.time,
-                                                                          sleep=clock.sleep), clock=clock.time)
+    return RateLimits(rpm, tpm, factory=lambda name, r, t, limited: LocalLimiter(
+        name, r, t, limited=limited, clock=clock.time, sleep=clock.sleep), clock=clock.time)
 
 
 def test_openai_reset_durations_are_read() -> None:
@@ -119,7 +121,7 @@ def test_tpm_paces_by_the_tokens_really_used_once_a_reply_is_in() -> None:
     assert limiter.acquire(8_000) == pytest.approx(48.0 / PACE)  # no reply yet: its whole estimate counts
 
 
-def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_refill_rate() -> None:
+def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_stated_limit() -> None:
     clock = FakeTime()
     reply = openai_reply("Final Answer: 4", 10, 5)
     with LoopbackServer(openai_script(Response(200, reply.body, headers=OPENAI_HEADERS))) as server:
@@ -132,16 +134,19 @@ def test_openai_headers_through_the_sdk_space_the_next_requests_at_the_refill_ra
         waits = [limiter.acquire(10) for _ in range(3)]  # three more tasks ask at once
     assert dict(first.rate_headers)["x-ratelimit-remaining-requests"] == "0"
     assert first.rate_wait == 0.0
-    assert waits == [pytest.approx(1.0), pytest.approx(1.0), pytest.approx(1.0)]  # one a second, not all at once
+    assert waits == [pytest.approx(1.0 / PACE)] * 3  # 60 a minute: one a second (and 3% room), not all at once
 
 
-def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_the_reset() -> None:
+def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_a_spent_allowance_resets() -> None:
     clock = FakeTime()
     clock.now = float(int(clock.now))  # whole seconds, like the header's time
-    reset = datetime.fromtimestamp(clock.now + 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    headers = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0",
-               "anthropic-ratelimit-requests-reset": reset, "anthropic-ratelimit-tokens-remaining": "40000",
-               "anthropic-ratelimit-tokens-reset": reset}
+
+    def at(seconds: float) -> str:
+        return datetime.fromtimestamp(clock.now + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    headers = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49",
+               "anthropic-ratelimit-requests-reset": at(1), "anthropic-ratelimit-tokens-remaining": "0",
+               "anthropic-ratelimit-tokens-reset": at(20)}
     reply = anthropic_reply("Final Answer: 4")
     with LoopbackServer(anthropic_script(Response(200, reply.body, headers=headers))) as server:
         settings = Settings(model="anthropic:claude-haiku-4-5", anthropic_api_key="k", anthropic_base_url=server.url)
@@ -149,7 +154,7 @@ def test_anthropic_headers_through_the_sdk_hold_the_next_request_until_the_reset
                                      sleep=clock.sleep, clock=clock.time)
         llm.complete(MESSAGES)  # type: ignore[arg-type]
         second = llm.complete(MESSAGES)  # type: ignore[arg-type]
-    assert second.rate_wait == pytest.approx(1.2)  # 50 requests refill in 60 s: the next one in 1.2 s
+    assert second.rate_wait == pytest.approx(20.0)  # no tokens left until the reset (50 a minute would pace 1.2 s)
 
 
 def test_a_429_pauses_every_task_on_that_provider_until_its_retry_after() -> None:
@@ -232,6 +237,63 @@ def test_a_burst_of_concurrent_calls_under_rpm_meets_no_429_from_a_server_holdin
     assert [r.text for r in replies] == ["Final Answer: 4"] * 16
     assert server.refused == 0 and len(arrivals) == 16  # (all at once, 6 of them would have met a 429)
     assert max(arrivals) - min(arrivals) >= 15 * 0.1  # one at a time, 60/600 s apart
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_burst_without_rpm_meets_no_429_once_the_headers_have_stated_the_limit(provider: str) -> None:
+    server = QuotaServer(600, provider, rule="bucket")  # its headers state 600 a minute; it holds 10 a second
+    with LoopbackServer(server) as loop:
+        spec = {"openai": "openai:gpt-4.1-mini", "anthropic": "anthropic:claude-haiku-4-5"}[provider]
+        settings = Settings(model=spec, openai_api_key="k", openai_base_url=loop.url + "/v1", anthropic_api_key="k",
+                            anthropic_base_url=loop.url)
+        llm = LLMInterface.from_spec(spec, settings, limits=RateLimits())  # no --rpm: the headers only
+        with ThreadPoolExecutor(16) as pool:
+            replies = list(pool.map(lambda _: llm.complete(MESSAGES), range(16)))  # type: ignore[arg-type]
+    arrivals = [a.at for a in server.arrivals]
+    assert [r.text for r in replies] == ["Final Answer: 4"] * 16
+    assert server.refused == 0 and len(arrivals) == 16  # (sent at once, as before: 4 and 10 429s)
+    assert max(arrivals) - min(arrivals) >= 15 * 0.1  # the first alone, then one at a time, 60/600 s apart
+
+
+def test_stated_limits_pace_like_rpm_but_rpm_and_tpm_win_where_given() -> None:
+    clock = FakeTime()
+    stated = {"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "599",
+              "x-ratelimit-reset-requests": "100ms", "x-ratelimit-limit-tokens": "60000",
+              "x-ratelimit-remaining-tokens": "59000", "x-ratelimit-reset-tokens": "1s"}
+    waits: dict[tuple[int | None, int | None], tuple[float, str]] = {}
+    for rpm, tpm in ((None, None), (6, None), (None, 600_000)):
+        limiter = limits_on(clock, rpm=rpm, tpm=tpm).limiter("openai")
+        limiter.acquire(10)
+        limiter.observe(stated, 900, 100)  # the first reply: 1,000 tokens used
+        waits[rpm, tpm] = limiter.state.wait_for(clock.now, 2_000)  # type: ignore[attr-defined]
+    # a second's 1,000 tokens were spent: a request of 2,000 goes once they are back, and holds the next ones
+    assert waits[None, None] == (pytest.approx(1.0 / PACE), "the provider's 60,000 tokens a minute")
+    assert waits[6, None] == (pytest.approx(10 / PACE), "--rpm 6")  # not the stated 600 a minute
+    assert waits[None, 600_000] == (pytest.approx(0.1 / PACE, abs=1e-6), "the provider's 600 requests a minute")
+
+
+def test_anthropic_input_and_output_limits_count_the_prompt_and_the_reply_really_used() -> None:
+    clock = FakeTime()
+    stated = {"anthropic-ratelimit-input-tokens-limit": "60000", "anthropic-ratelimit-input-tokens-remaining": "60000",
+              "anthropic-ratelimit-output-tokens-limit": "6000", "anthropic-ratelimit-output-tokens-remaining": "6000"}
+    limiter = limits_on(clock).limiter("anthropic")
+    limiter.acquire(500, 8_192)
+    limiter.observe(stated, 500, 300)  # 1,000 input and 100 output tokens a second come back
+    wait, reason = limiter.state.wait_for(clock.now, 500, 8_192)  # type: ignore[attr-defined]
+    # the output's second of 100 refills 3 s after 300 were used; max_tokens would hold it 82 s
+    assert (wait, reason) == (pytest.approx(2.0 / PACE), "the provider's 6,000 output tokens a minute")
+
+
+def test_the_cluster_limits_actor_paces_at_the_stated_limit_too() -> None:
+    from run.ray_limits import LimitsKeeper
+
+    keeper = LimitsKeeper()  # the Ray actor's body, called directly
+    assert keeper.try_acquire("openai", None, None, 10)[0] <= 0  # granted
+    assert keeper.try_acquire("openai", None, None, 10)[1] == "the first request's reply"
+    keeper.observe("openai", None, None, {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "59",
+                                          "x-ratelimit-reset-requests": "1s"}, 10, 5)
+    wait, reason = keeper.try_acquire("openai", None, None, 10)
+    assert wait == pytest.approx(1 / PACE, abs=0.05) and reason == "the provider's 60 requests a minute"
 
 
 def test_a_429_from_anthropic_without_retry_after_still_pauses_the_provider() -> None:

@@ -63,9 +63,10 @@ class QuotaServer:
     window: float = 60.0
     answer: Callable[[Request], str] = lambda req: "Final Answer: 4"
     arrivals: list[Arrival] = field(default_factory=list)
+    rule: str = ""  # "second" or "bucket"; the provider's (RULES) when not given
 
     def __post_init__(self) -> None:
-        self.rule = RULES[self.provider]
+        self.rule = self.rule or RULES[self.provider]
         self.rate = self.quota / self.window  # requests a second, for both buckets
         self.per_quantum = max(1, self.quota // 60)
         self.quantum = self.per_quantum / self.rate  # one second of the (scaled) minute, or longer under 60/min
