@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -166,7 +167,16 @@ class ReActAgent:
         return self.tools.register_tool(tool)
 
     def run(self, task: str) -> AgentResult:
-        """Work on one task until a final answer, a limit or an error; LLMFatalError propagates."""
+        """Work on one task until a final answer, a limit or an error; LLMFatalError propagates. However it
+        ends (Ctrl-C and the task's time limit too), each tool is told the task ended (Tool.close)."""
+        try:
+            return self._run(task)
+        finally:
+            for tool in self.tools:
+                with contextlib.suppress(Exception):  # one tool's failed clean-up must not hide the result
+                    tool.close()
+
+    def _run(self, task: str) -> AgentResult:
         run = _Run(self, task)
         try:
             with cancellation.scope(self.time_limit):  # model calls and their retries end at the deadline

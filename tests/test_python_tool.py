@@ -253,12 +253,11 @@ def test_module_saved_in_the_workspace_can_be_imported(tmp_path: Path) -> None:
     assert "stdout:\n42" in out
 
 
-def test_files_persist_between_calls_but_variables_do_not(tmp_path: Path) -> None:
+def test_files_and_variables_persist_between_calls(tmp_path: Path) -> None:
     tool = make_tool(tmp_path)
     tool.run(code="answer = 41\nopen('state.txt', 'w').write(str(answer))")
     out = tool.run(code="print(int(open('state.txt').read()) + 1)\nprint(answer)")
-    assert "stdout:\n42" in out
-    assert "NameError: name 'answer' is not defined" in out
+    assert "stdout:\n42\n41" in out
 
 
 def test_no_output_says_so_and_hints_to_print(tmp_path: Path) -> None:
@@ -290,4 +289,5 @@ def test_registered_under_its_name_and_a_plain_string_becomes_the_code(tmp_path:
     found, args = registry.prepare("python", "print('raw')")
     assert registry.names() == ["python"]
     assert "raw" in str(found.run(**args))
-    assert "fresh process" in found.description and "workspace" in found.description
+    assert "persist between calls" in found.description and "workspace" in found.description
+    assert "save intermediate results to files" not in found.description

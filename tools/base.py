@@ -123,6 +123,9 @@ class Tool:
         value = args.get(self.source_argument) if self.source_argument else None
         return [Read(value.strip())] if isinstance(value, str) and value.strip() else []
 
+    def close(self) -> None:
+        """The task ended: stop what the tool keeps for it (the python tool's session). By default nothing."""
+
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
 

@@ -1,8 +1,9 @@
 """Registry of the tool processes running now, so that stopping the batch can kill them all at once.
 
-A tool that starts a process group (the python tool does, with start_new_session=True) calls
-register(proc) after Popen and unregister(proc) once it has reaped it; kill_all() sends SIGKILL to every
-registered group. Thread-safe; kill_all() is also safe from a signal handler in the main thread.
+A tool that starts a process group (the shell tool does, with start_new_session=True; a python session's
+first process leads one) calls register(proc) after starting it and unregister(proc) once it has ended;
+kill_all() sends SIGKILL to every registered group. Anything with a `pid` and a `returncode` (None while it
+runs) can be registered. Thread-safe; kill_all() is also safe from a signal handler in the main thread.
 """
 
 from __future__ import annotations
@@ -10,29 +11,37 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 from collections.abc import Callable
+from typing import Protocol
+
+
+class Running(Protocol):
+    """A started process: a Popen, or the handle of a group another process started (a python session)."""
+
+    pid: int
+    returncode: int | None
+
 
 _lock = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
-_running: dict[int, subprocess.Popen[bytes]] = {}
+_running: dict[int, Running] = {}
 _after_kill: dict[int, Callable[[], None]] = {}  # pid -> what to remove once it is killed (the browser's profile)
 
 
-def register(proc: subprocess.Popen[bytes]) -> None:
+def register(proc: Running) -> None:
     """Track a started process (the leader of its own process group)."""
     with _lock:
         _running[proc.pid] = proc
 
 
-def unregister(proc: subprocess.Popen[bytes]) -> None:
+def unregister(proc: Running) -> None:
     """Stop tracking a process that has finished."""
     with _lock:
         _running.pop(proc.pid, None)
         _after_kill.pop(proc.pid, None)
 
 
-def after_kill(proc: subprocess.Popen[bytes], cleanup: Callable[[], None]) -> None:
+def after_kill(proc: Running, cleanup: Callable[[], None]) -> None:
     """Run cleanup (quick, idempotent, no locks) after kill_all() has killed proc, e.g. remove its files."""
     with _lock:
         _after_kill[proc.pid] = cleanup

@@ -44,7 +44,10 @@ def run_probe(settings: Settings, scratch: Path) -> ProbeResult:
         with socket.create_server(("127.0.0.1", 0)) as server:
             server.settimeout(0)
             tool = PythonTool(Path(tmp) / "ws", settings)
-            out = tool.run(code=_CODE.format(path=str(planted), port=server.getsockname()[1]))
+            try:
+                out = tool.run(code=_CODE.format(path=str(planted), port=server.getsockname()[1]))
+            finally:
+                tool.close()
             connected = _accepted(server) or "socket: CONNECTED" in out
         return ProbeResult(tool.sandbox.backend, tool.sandbox.describe(), "file: READ" in out, connected, out)
 

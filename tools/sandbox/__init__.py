@@ -1,8 +1,10 @@
-"""The OS sandbox for the python tool: pick a backend once per run and build the child's command line.
+"""The OS sandbox for model-written code: pick a backend once per run, confine a command or a Python session.
 
 Owns the backends (Landlock, bubblewrap, seccomp), the paths confined code may read, the workspace
-byte budget and the child's launcher (check_setup's live probe of it is tools/sandbox_probe.py). May
-import core and config; the python tool and MCP's stdio servers use it.
+byte budget, one-shot runs through the launcher (oneshot.py, launcher.py: the shell tool) and the
+python tool's sessions (sessions.py in the agent; server.py, repl.py and wire.py in their own
+processes). check_setup's live probe of it is tools/sandbox_probe.py. May import core, config and
+tools.processes; the python and shell tools and MCP's stdio servers use it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from tools.sandbox import bwrap, landlock, paths, seccomp
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")
 LAUNCHER = str(Path(__file__).with_name("launcher.py"))
+REPL = str(Path(__file__).with_name("repl.py"))
+SERVER = str(Path(__file__).with_name("server.py"))
+SESSION_FLAGS = ("-I", "-B", "-u", "-X", "utf8")  # the session server's interpreter (and repl.py's under bwrap)
+MAX_PROCESSES = 256  # processes confined code may have at once (a fork bomb meets this, root included)
+NICE = 19  # confined code's priority: below its supervisor's, which must count and kill a fork bomb
 _UNCONTAINED = "model code can read your files (keys in .env, ~/.ssh), reach the network and signal the agent"
 
 
@@ -73,20 +80,39 @@ class Sandbox:
 
     def command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int = 0) -> list[str]:
         """The full command that runs argv confined in the workspace, through the launcher."""
-        ws = str(workspace)
-        read_only = paths.read_only_paths(tuple(paths.protected_dirs()))
-        cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid()}
-        if self.seccomp:
-            cfg["seccomp"] = seccomp.program(network=self.network)
-        if self.backend == "landlock":
-            cfg["landlock"] = {"ro": read_only, "rw": [ws], "files_rw": list(paths.WRITABLE_DEVICES),
-                               "network": self.network}
+        cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid(),
+                                  "procs": MAX_PROCESSES, "nice": NICE, **self._rules(workspace)}
         launcher = [sys.executable, "-I", "-S", LAUNCHER]
         if self.backend == "bwrap":
             cfg["parent"] = 0  # inside the PID namespace the parent is bwrap's init
-            ro = [*read_only, os.path.dirname(LAUNCHER)]
-            return [*bwrap.command(ro, ws, network=self.network), *launcher, marshal.dumps(cfg).hex()]
+            return [*self._bwrap(workspace), *launcher, marshal.dumps(cfg).hex()]
         return [*launcher, marshal.dumps(cfg).hex()]
+
+    def session_request(self, workspace: Path, env: dict[str, str], limits: list[int], nproc: int = 0
+                        ) -> dict[str, object]:
+        """What the session server needs to start a confined Python session in the workspace (sessions.py)."""
+        cfg: dict[str, object] = {"workspace": str(workspace), "env": env, "limits": limits, "nproc": nproc,
+                                  "procs": MAX_PROCESSES, "nice": NICE, **self._rules(workspace)}
+        if self.backend == "bwrap":
+            cfg["exec"] = [*self._bwrap(workspace), sys.executable, *SESSION_FLAGS, REPL]
+        return cfg
+
+    def _rules(self, workspace: Path) -> dict[str, object]:
+        """The seccomp program and the Landlock ruleset of this backend, as the launcher and sessions take them."""
+        rules: dict[str, object] = {}
+        if self.seccomp:
+            rules["seccomp"] = seccomp.program(network=self.network)
+        if self.backend == "landlock":
+            rules["landlock"] = {"ro": _read_only(), "rw": [str(workspace)],
+                                 "files_rw": list(paths.WRITABLE_DEVICES), "network": self.network}
+        return rules
+
+    def _bwrap(self, workspace: Path) -> list[str]:
+        return bwrap.command([*_read_only(), os.path.dirname(LAUNCHER)], str(workspace), network=self.network)
+
+
+def _read_only() -> list[str]:
+    return paths.read_only_paths(tuple(paths.protected_dirs()))
 
 
 @functools.cache

@@ -1,11 +1,14 @@
-"""The python tool's child entry point: a supervisor that confines one script and leaves nothing behind.
+"""The supervisor of confined code: confines one child and leaves nothing behind; its helpers serve sessions too.
 
-Run as `python -I -S launcher.py CONFIG` (CONFIG: a marshal'ed dict, hex-encoded). It becomes a child
-subreaper, so every process the script starts (double forks and setsid included) is re-parented to it
-when orphaned; it forks the script's process, which sets its limits, applies Landlock and the seccomp
-program to itself only, then execs the interpreter. When that process ends, or the agent sends SIGTERM,
-or the agent dies (PR_SET_PDEATHSIG), it kills and reaps every remaining descendant, then exits with the
-script's status. Only cheap built-in modules: every millisecond here is paid on every python call.
+Run as `python -I -S launcher.py CONFIG` (CONFIG: a marshal'ed dict, hex-encoded) for one command (the
+shell tool). It becomes a child subreaper, so every process the command starts (double forks and setsid
+included) is re-parented to it when orphaned; it forks the command's process, which sets its limits,
+applies Landlock and the seccomp program to itself only, then execs the command. While it runs, more than
+`procs` processes under it (a fork bomb) end it at once (the command runs at a lower priority, so
+it cannot starve the count); when it ends, or the agent sends SIGTERM, or the
+agent dies (PR_SET_PDEATHSIG), it kills and reaps every remaining descendant, then exits with the command's
+status. The python tool's sessions (repl.py) use the same helpers: children(), descendants(), sweep(),
+confine(). Only cheap built-in modules: every millisecond here is paid on every call.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ TYPE_CHECKING = False  # typing itself costs milliseconds to import
 if TYPE_CHECKING:
     from typing import Any
 
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
-_PR_SET_CHILD_SUBREAPER, _SECCOMP_MODE_FILTER = 36, 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
+PR_SET_CHILD_SUBREAPER, _SECCOMP_MODE_FILTER = 36, 2
 SANDBOX_FAILED = 126
+TOO_MANY_PROCESSES = 125  # the exit status when the process cap ended the run (with STOPPED_NOTE on stderr)
+STOPPED_NOTE = "sandbox: stopped: the code started more than {} processes at once; every one was killed"
+TICK = 0.025  # seconds between counts of the processes under the supervisor
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-class _Stop(Exception):
+class Stop(Exception):
     """The agent asked (SIGTERM) or died (PDEATHSIG): kill everything now."""
 
 
@@ -35,19 +41,45 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _prctl(option: int, value: int) -> int:
-    prctl = getattr(_libc, "prctl", None)  # Linux only: elsewhere the launcher still sweeps its children
-    return int(prctl(option, value, 0, 0, 0)) if prctl is not None else -1
+def prctl(option: int, value: int) -> int:
+    """prctl(option, value); -1 where there is none (elsewhere than Linux the supervisor still sweeps)."""
+    call = getattr(_libc, "prctl", None)
+    return int(call(option, value, 0, 0, 0)) if call is not None else -1
 
 
-def _children() -> list[int]:
-    """Direct children of this process (orphans land here because we are a subreaper)."""
-    pid = os.getpid()
+def children(pid: int) -> list[int]:
+    """Direct children of pid, those of every thread (orphans land here when pid is a subreaper)."""
+    if not _proc_children_files():
+        return _children_by_scan(pid)  # a kernel without CONFIG_PROC_CHILDREN
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return _children_by_scan(pid)
+        return []  # it has just ended
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            data = b""
+            while chunk := os.read(fd, 65536):
+                data += chunk
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        found += [int(p) for p in data.split()]
+    return found
+
+
+_CHILDREN_FILES: list[bool] = []  # [] until known: does this kernel have /proc/PID/task/TID/children?
+
+
+def _proc_children_files() -> bool:
+    if not _CHILDREN_FILES:
+        _CHILDREN_FILES.append(os.path.exists(f"/proc/self/task/{os.getpid()}/children"))
+    return _CHILDREN_FILES[0]
 
 
 def _children_by_scan(parent: int) -> list[int]:
@@ -65,23 +97,84 @@ def _children_by_scan(parent: int) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process under pid (children first), zombies included."""
+    found, queue = [], [pid]
+    while queue:
+        kids = children(queue.pop())
+        found += kids
+        queue += kids
+    return found
+
+
+def dead(pid: int) -> bool:
+    """True for a zombie or a process already gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def kill(pid: int, signum: int) -> None:
+    """Signal pid; one already gone is no error."""
+    try:  # noqa: SIM105 (contextlib would cost import time on every call)
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
 def sweep() -> None:
-    """SIGKILL and reap every descendant; each reap may re-parent grandchildren here, so list again."""
+    """SIGKILL and reap every descendant: all found at each pass, at once, since those not killed yet fork."""
+    me = os.getpid()
     while True:
-        for pid in _children():
-            try:  # noqa: SIM105 (contextlib would cost import time on every call)
-                os.kill(pid, _signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        found = descendants(me)
+        for pid in found:
+            kill(pid, _signal.SIGKILL)
         try:
-            os.waitpid(-1, 0)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
             return
-        except InterruptedError:
-            continue
+        if found:
+            _signal.sigtimedwait([_signal.SIGCHLD], 0.001)  # a moment for the killed to die
+        else:
+            try:  # nothing left to kill: wait for the last children to end
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
 
 
-def _set_limits(cfg: dict[str, Any]) -> None:
+def _say_stopped(cap: int) -> None:
+    os.write(2, ("\n" + STOPPED_NOTE.format(cap) + "\n").encode())
+
+
+def stop_everything(grouped: bool) -> None:
+    """Kill this process's whole group at once, ourselves included, when everything is in it (seccomp
+    keeps setsid from leaving it: no fork escapes a group kill); else kill and reap descendant by descendant."""
+    if grouped:
+        os.killpg(0, _signal.SIGKILL)
+    sweep()
+
+
+def too_many(cap: int) -> bool:
+    """Whether more than cap processes live under this one (the count stops early past the cap)."""
+    if cap <= 0:
+        return False
+    count, queue = 0, [os.getpid()]
+    while queue:
+        kids = children(queue.pop())
+        count += len(kids)
+        if count > cap:
+            return True
+        queue += kids
+    return False
+
+
+def set_limits(cfg: dict[str, Any]) -> None:
+    """RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE and RLIMIT_NPROC from cfg (0: leave as is); never above the hard."""
     names = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC")
     for name, value, slack in zip(names, [*cfg["limits"], cfg.get("nproc", 0)], (0, 2, 0, 0), strict=True):
         if value > 0:
@@ -98,15 +191,17 @@ def _set_limits(cfg: dict[str, Any]) -> None:
 def _load_bpf(prog: bytes) -> None:
     buf = ctypes.create_string_buffer(prog, len(prog))
     fprog = _SockFprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    if _prctl(_PR_SET_NO_NEW_PRIVS, 1) != 0 or _libc.prctl(
+    if prctl(_PR_SET_NO_NEW_PRIVS, 1) != 0 or _libc.prctl(
             _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp: {os.strerror(err)}")
 
 
-def _confine(cfg: dict[str, Any]) -> None:
-    """Limits, then Landlock, then seccomp, in the script's process only; raises when one fails."""
-    _set_limits(cfg)
+def confine(cfg: dict[str, Any]) -> None:
+    """Limits and priority, then Landlock, then seccomp, in this process only; raises when one fails."""
+    set_limits(cfg)
+    if cfg.get("nice"):  # below the supervisor: a fork bomb cannot starve the one who counts and kills it
+        os.setpriority(os.PRIO_PROCESS, 0, cfg["nice"])
     lock = cfg.get("landlock")
     if lock:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -117,12 +212,18 @@ def _confine(cfg: dict[str, Any]) -> None:
         _load_bpf(cfg["seccomp"])
 
 
+def default_signals() -> None:
+    """The dispositions and mask a confined child starts with (the supervisor's are not for it)."""
+    for signum in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGCHLD):
+        _signal.signal(signum, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, [])
+
+
 def _child(cfg: dict[str, Any]) -> None:
     try:
-        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
-        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
-        _prctl(_PR_SET_PDEATHSIG, _signal.SIGKILL)
-        _confine(cfg)
+        default_signals()
+        prctl(PR_SET_PDEATHSIG, _signal.SIGKILL)
+        confine(cfg)
         argv = cfg["argv"]
         os.execv(argv[0], argv)
     except BaseException as exc:  # noqa: BLE001 (the message is the only thing the agent will see)
@@ -131,32 +232,60 @@ def _child(cfg: dict[str, Any]) -> None:
 
 
 def _stop(signum: int, frame: Any) -> None:
-    raise _Stop
+    raise Stop
+
+
+def watch(pid: int, cap: int) -> int | None:
+    """Wait for the child pid (SIGCHLD blocked, so each child's end wakes us at once); None when more
+    than cap processes appear under us first."""
+    while True:
+        while True:  # orphans that ended are reaped too: a dead process does not count
+            done, status = os.waitpid(-1, os.WNOHANG)
+            if done == pid:
+                return status
+            if not done:
+                break
+        if too_many(cap):
+            return None
+        _signal.sigtimedwait([_signal.SIGCHLD], TICK)
+
+
+def become_supervisor() -> None:
+    """SIGTERM and SIGINT stop us, a subreaper that nobody may read or dump."""
+    _signal.signal(_signal.SIGTERM, _stop)
+    _signal.signal(_signal.SIGINT, _stop)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def main() -> int:
-    """Supervise one script run; exit with its status (a signal death is re-raised on ourselves)."""
+    """Supervise one command; exit with its status (a signal death is re-raised on ourselves)."""
     cfg = marshal.loads(bytes.fromhex(sys.argv[1]))
     _signal.signal(_signal.SIGTERM, _stop)
-    _signal.signal(_signal.SIGINT, _stop)
-    _prctl(_PR_SET_PDEATHSIG, _signal.SIGTERM)
+    prctl(PR_SET_PDEATHSIG, _signal.SIGTERM)
     if cfg.get("parent") and os.getppid() != cfg["parent"]:
         return SANDBOX_FAILED  # the agent died before PDEATHSIG was armed
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(_PR_SET_DUMPABLE, 0)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    status = 0
+    become_supervisor()
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, [_signal.SIGCHLD])
+    status: int | None = 0
     try:
         pid = os.fork()
         if pid == 0:
             _child(cfg)
-        status = os.waitpid(pid, 0)[1]
-    except _Stop:
+        status = watch(pid, cfg.get("procs", 0))
+    except Stop:
         status = _signal.SIGKILL  # as if killed: the agent reports the timeout itself
     finally:
         _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
         _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        if status is None and cfg.get("seccomp"):  # everything is in our group: all die at once, we too
+            _say_stopped(cfg["procs"])
+            os.killpg(0, _signal.SIGKILL)
         sweep()
+    if status is None:
+        _say_stopped(cfg["procs"])  # after the sweep: nothing writes after it
+        return TOO_MANY_PROCESSES
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         if signum != _signal.SIGKILL:  # SIGKILL's disposition cannot be set (and needs no reset)

@@ -23,6 +23,8 @@ DENIED = (
     "io_uring_register", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "open_by_handle_at",
     "name_to_handle_at", "lookup_dcookie", "quotactl", "acct", "swapon", "swapoff", "reboot",
+    # Its priority stays below its supervisor's (root could raise it again).
+    "setpriority", "sched_setscheduler", "sched_setparam", "sched_setattr",
 )
 # clone() flags that create namespaces; clone3 hides its flags in memory, so it gets ENOSYS and libc
 # falls back to clone(), whose flags the filter can see.
