@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -84,3 +85,41 @@ def test_serve_mcp_over_streamable_http_on_loopback(tmp_path: Path) -> None:
             proc.wait(timeout=15)
     text = result.content[0].text
     assert "The answer is 42." in text and not result.is_error
+
+
+def _tool_steps(req: Request) -> Response:
+    """shell, edit_file, then two python calls sharing a variable; the answer is what the last one printed."""
+    messages = req.json().get("messages", [])
+    turns = sum(1 for m in messages if m.get("role") == "assistant")
+    steps = [("shell", {"command": "printf 'a,1\\nb,2\\n' > data.csv && wc -l < data.csv"}),
+             ("edit_file", {"path": "data.csv", "old_str": "b,2", "new_str": "b,40"}),
+             ("python", {"code": "total = sum(int(line.split(',')[1]) for line in open('data.csv'))"}),
+             ("python", {"code": "print('total', total)"})]
+    if turns < len(steps):
+        tool, args = steps[turns]
+        return openai_reply(f"Thought: next\nAction: {tool}\nAction Input: {json.dumps(args)}", 100, 20)
+    last = str(messages[-1].get("content", ""))
+    return openai_reply(f"Final Answer: {'41' if 'total 41' in last else 'not found: ' + last[:200]}", 100, 20)
+
+
+def test_an_mcp_client_gets_research_done_with_the_shell_the_editor_and_one_python_session(tmp_path: Path) -> None:
+    progress: list[str | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async def session(url: str) -> Any:
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url + "/v1", "AGENT_MODEL": "openai:gpt-4.1-mini",
+               "AGENT_ENV_FILE": str(tmp_path / "none.env"), "PATH": os.environ.get("PATH", "")}
+        params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp"], env=env,
+                                       cwd=str(tmp_path))
+        async with Client(params) as client:
+            return await client.call_tool("research", {"question": "Sum the column."}, progress_callback=on_progress)
+
+    with LoopbackServer(_tool_steps) as server:
+        result = asyncio.run(session(server.url))
+    data = result.structured_content
+    if "result" in data and isinstance(data["result"], dict):
+        data = data["result"]
+    assert data["answer"] == "41", data
+    assert progress == ["step 1: shell", "step 2: edit_file", "step 3: python", "step 4: python"]

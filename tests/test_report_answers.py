@@ -133,6 +133,20 @@ def test_other_arguments_beside_code_are_still_shown(tmp_path: Path) -> None:
     assert '<pre class="code"><code>line one\nline two</code></pre>' in page
 
 
+def test_a_shell_command_is_a_code_block_not_json(tmp_path: Path) -> None:
+    records = make_run(tmp_path, n=1, steps=1)
+    trace = tmp_path / "traces" / "task-001.jsonl"
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    for e in events:
+        if e["kind"] == "tool_call":
+            e.update(tool="shell", arguments={"command": "sort data.csv | uniq -c > counts.txt"})
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    write_html(records, tmp_path / "results.html", [tmp_path / "traces"])
+    page = (tmp_path / "results.html").read_text()
+    assert '<pre class="code"><code>sort data.csv | uniq -c &gt; counts.txt</code></pre>' in page
+    assert '&quot;command&quot;' not in page
+
+
 def test_the_attachment_is_listed_as_read_or_not_in_both_reports(tmp_path: Path) -> None:
     records = make_run(tmp_path, n=2)
 

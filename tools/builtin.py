@@ -12,6 +12,7 @@ from types import ModuleType
 from config import Settings, inherited_environment
 from core.errors import ConfigError
 from tools.base import Tool
+from tools.edit_file import EditFileTool
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
 from tools.media.look import LookTool
@@ -19,6 +20,7 @@ from tools.media.transcribe import TranscribeTool
 from tools.media.watch import WatchTool
 from tools.notes import NotesTool
 from tools.python_exec import PythonTool
+from tools.shell import ShellTool
 from tools.web.arxiv import ArxivTool
 from tools.web.browser_tool import BrowserTool
 from tools.web.scrape import ScrapeTool
@@ -29,18 +31,20 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, browser, python, read_file, write_file, list_files,
-    look, transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those that cannot serve here:
-    look and watch without a vision model, transcribe without a speech model, browser without Playwright or with
-    SCRAPE_RENDER=off)."""
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, browser, python, shell, read_file, write_file,
+    edit_file, list_files, look, transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those
+    that cannot serve here: look and watch without a vision model, transcribe without a speech model, browser
+    without Playwright or with SCRAPE_RENDER=off)."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         ScrapeTool(workspace, settings),
         *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
         BrowserTool(workspace, settings),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
+        ShellTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),
         WriteFileTool(workspace),
+        EditFileTool(workspace),
         ListFilesTool(workspace),
         LookTool(workspace, settings),
         TranscribeTool(workspace, settings),

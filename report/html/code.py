@@ -1,8 +1,8 @@
 """A step's tool input as a reader wants it: code highlighted with its real line breaks, other values as JSON.
 
-The python tool's `code` (and any multi-line string argument) is shown as a code block rather than a JSON
-string full of literal \\n. Highlighting is Pygments' (installed with rich): spans with CSS classes, styled
-by the page's own stylesheet, so the page still runs no script but its own.
+The python tool's `code`, the shell tool's `command` (and any multi-line string argument) are shown as code
+blocks rather than a JSON string full of literal \\n. Highlighting is Pygments' (installed with rich): spans
+with CSS classes, styled by the page's own stylesheet, so the page still runs no script but its own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pygments.lexers import PythonLexer
 
 from report.html.markdown import esc
 
-CODE_KEYS = {"code", "script", "source", "python"}  # argument names that hold code
+CODE_KEYS = {"code", "script", "source", "python", "command"}  # argument names that hold code (shell's command)
 _PYTHON_TOOLS = {"python", "python_exec", "run_python"}
 
 
