@@ -1,68 +1,130 @@
-"""Time per python tool call with each sandbox backend and without, interleaved in one run (medians).
+"""Wall and CPU time per python tool call: a task's first call, its later calls, and `import pandas` across calls.
 
-    python benchmarks/sandbox.py [--runs 40]
+    python benchmarks/sandbox.py [--tasks 30] [--calls 200] [--backends none landlock bwrap] [--root DIR]
 
-Prints one line per backend: median and p90 wall time of a `print(1)` call through PythonTool.run, and
-the median of the per-round differences to the unsandboxed backend (paired rounds, order shuffled each
-round, so a busy machine's drift cancels out). The target is at most 15 ms per call.
+Each backend (every one this machine has, by default) gets: the run's very first call (it also starts the
+session server), --tasks fresh tools each making one `print(1)` call (a task's first call), one tool making
+--calls `print(1)` calls (later calls), and three tasks that each run `import pandas as pd` + a small
+DataFrame twice (skipped without pandas: `pip install pandas`; it is not a project dependency). Wall times
+are medians (p90); CPU is all the processes involved (the agent, the session server, sessions, launchers,
+interpreters) from /proc, divided by the calls. `--root DIR` measures another checkout's PythonTool with the
+same code, e.g. `git archive <commit> | tar -x -C DIR` of main from before sessions.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from config import Settings  # noqa: E402
-from tools.python_exec import PythonTool  # noqa: E402
-from tools.sandbox import SandboxUnavailableError, select  # noqa: E402
+TICK = os.sysconf("SC_CLK_TCK")
+PANDAS = "import pandas as pd\nprint(pd.DataFrame({'a': range(1000)}).a.sum())"
 
 
-def available() -> list[str]:
-    """The backends this machine can run, 'none' first."""
-    names = ["none"]
-    for name in ("landlock", "bwrap"):
+def tree_cpu() -> float:
+    """CPU seconds used so far by this process and everything under it (live, and reaped by the live)."""
+    total, queue = 0, [os.getpid()]
+    while queue:
+        pid = queue.pop()
         try:
-            if select(name).backend == name:
-                names.append(name)
-        except SandboxUnavailableError as exc:
-            print(f"{name}: skipped ({exc.reason})")
-    return names
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                queue += [int(p) for p in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / TICK
+
+
+def timed(tool: Any, code: str) -> float:
+    start = time.perf_counter()
+    out = tool.run(code=code)
+    took = time.perf_counter() - start
+    assert "Exit status 0" in out, out
+    return took
+
+
+def ms(values: list[float]) -> str:
+    p90 = statistics.quantiles(values, n=10)[-1] if len(values) >= 10 else max(values)
+    return f"{statistics.median(values) * 1000:7.1f} ms ({p90 * 1000:.1f})"
+
+
+def measure(make: Any, backend: str, tasks: int, calls: int, tmp: Path, pandas: bool) -> None:
+    """Print one backend's lines."""
+    first_ever = timed(make(tmp / f"{backend}-0", backend), "print(1)")
+    walls: list[float] = []
+    cpu = tree_cpu()
+    for n in range(tasks):
+        tool = make(tmp / f"{backend}-{n + 1}", backend)
+        walls.append(timed(tool, "print(1)"))
+        close(tool)
+    first_cpu = (tree_cpu() - cpu) / tasks
+    tool = make(tmp / f"{backend}-later", backend)
+    timed(tool, "print(1)")
+    later: list[float] = []
+    cpu = tree_cpu()
+    for _ in range(calls):
+        later.append(timed(tool, "print(1)"))
+    later_cpu = (tree_cpu() - cpu) / calls
+    close(tool)
+    print(f"  {backend:9s} run's first call {first_ever * 1000:.0f} ms | task's first call {ms(walls)}, "
+          f"CPU {first_cpu * 1000:.1f} ms | later calls {ms(later)}, CPU {later_cpu * 1000:.2f} ms")
+    if pandas:
+        rows = []
+        for n in range(3):
+            tool = make(tmp / f"{backend}-pandas-{n}", backend)
+            rows.append((timed(tool, PANDAS), timed(tool, PANDAS)))
+            close(tool)
+        print(f"  {'':9s} import pandas + DataFrame: 1st call {ms([r[0] for r in rows])}, "
+              f"2nd call {ms([r[1] for r in rows])} (median of 3 tasks)")
+
+
+def close(tool: Any) -> None:
+    getattr(tool, "close", lambda: None)()
 
 
 def main() -> int:
-    """Run the calls and print the medians."""
+    """Measure each backend and print the lines."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=60, help="calls per backend (default 60)")
+    parser.add_argument("--tasks", type=int, default=30, help="tasks whose first call is timed (default 30)")
+    parser.add_argument("--calls", type=int, default=200, help="later calls of one task (default 200)")
+    parser.add_argument("--backends", nargs="+", help="default: none and every sandbox this machine has")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the checkout whose PythonTool is measured (default: this one)")
     args = parser.parse_args()
-    backends = available()
-    times: dict[str, list[float]] = {b: [] for b in backends}
+    sys.path.insert(0, str(args.root.resolve()))
+    from config import Settings
+    from tools.python_exec import PythonTool
+    from tools.sandbox import SandboxUnavailableError, select
+
+    backends = args.backends or ["none"]
+    for name in [] if args.backends else ["landlock", "bwrap"]:
+        try:
+            if select(name).backend == name:
+                backends.append(name)
+        except SandboxUnavailableError as exc:
+            print(f"{name}: skipped ({exc.reason})")
+    try:
+        import pandas  # noqa: F401
+        pandas_here = True
+    except ImportError:
+        pandas_here = False
+        print("pandas: not installed, its line is skipped (pip install pandas)")
+
+    def make(workspace: Path, backend: str) -> Any:
+        return PythonTool(workspace, Settings(sandbox=backend, workspace_budget_mb=1024))
+
+    print(f"{args.root}: python tool calls, load average {os.getloadavg()[0]:.2f} at the start, "
+          "wall median (p90) and CPU per call:")
     with tempfile.TemporaryDirectory() as tmp:
-        tools = {b: PythonTool(Path(tmp) / b, Settings(sandbox=b, workspace_budget_mb=1024)) for b in backends}
-        for tool in tools.values():
-            tool.run(code="print(1)")  # warm the page cache
-        order = list(tools)
-        for _ in range(args.runs):
-            random.shuffle(order)  # interleaved, shuffled: drift and warm caches hit every backend alike
-            for name in order:
-                tool = tools[name]
-                start = time.perf_counter()
-                out = tool.run(code="print(1)")
-                times[name].append(time.perf_counter() - start)
-                assert out.startswith("Exit status 0"), out
-    print(f"python tool call, print(1), {args.runs} calls per backend, median (p90):")
-    for name in backends:
-        med = statistics.median(times[name])
-        p90 = statistics.quantiles(times[name], n=10)[-1]
-        paired = statistics.median(t - b for t, b in zip(times[name], times["none"], strict=True))
-        extra = "" if name == "none" else f"  (+{paired * 1000:.1f} ms vs none, paired median)"
-        print(f"  {name:9s} {med * 1000:6.1f} ms ({p90 * 1000:.1f} ms){extra}  {tools[name].sandbox.backend}")
+        for backend in backends:
+            measure(make, backend, args.tasks, args.calls, Path(tmp), pandas_here)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
 

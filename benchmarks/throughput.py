@@ -1,8 +1,9 @@
 """Benchmark: batch throughput of `main.py` against a loopback OpenAI-compatible server with fixed latency.
 
 Run from the project root: `python benchmarks/throughput.py` (add `--help` for the options).
-Each task takes `--steps` model calls (list_files, list_files, ..., Final Answer), each answered after
-`--latency` seconds. The batch runs at each `--concurrency`, first without and then with a share of 429
+Each task takes `--steps` model calls (list_files, list_files, ..., Final Answer; `--tool python` calls
+python instead, which keeps a variable between its steps), each answered after `--latency` seconds. The
+batch runs at each `--concurrency`, first without and then with a share of 429
 replies carrying Retry-After; the tables show wall time against the ideal, and how many tasks were lost.
 """
 
@@ -40,6 +41,7 @@ class Script:
     share_429: float = 0.0
     retry_after: float = 0.2
     seed: int = 7
+    tool: str = "list_files"  # or "python": each step adds to a variable the previous step set
 
 
 @dataclass
@@ -54,10 +56,13 @@ class Counters:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def react_reply(messages: list[dict[str, Any]], steps: int) -> str:
-    """list_files until the task has had steps - 1 observations, then a Final Answer."""
+def react_reply(messages: list[dict[str, Any]], steps: int, tool: str = "list_files") -> str:
+    """The tool until the task has had steps - 1 observations, then a Final Answer."""
     seen = sum(1 for m in messages if m.get("role") == "user" and str(m.get("content", "")).startswith(
         "Observation:"))
+    if seen < steps - 1 and tool == "python":
+        code = ("n = 1" if seen == 0 else "n += 1") + "; print(n)"
+        return f"Thought: count (step {seen + 1})\nAction: python\nAction Input: {json.dumps({'code': code})}"
     if seen < steps - 1:
         return f"Thought: look again (step {seen + 1})\nAction: list_files\nAction Input: {{}}"
     return f"Thought: I have looked {seen} times.\nFinal Answer: done after {seen} observations"
@@ -157,7 +162,7 @@ class BenchServer:
                                    "code": "rate_limit_exceeded"}}, {
                 "Retry-After": str(max(math.ceil(wait), 0)), "retry-after-ms": str(int(wait * 1000))}
         time.sleep(self.script.latency)
-        text = react_reply(messages, self.script.steps)
+        text = react_reply(messages, self.script.steps, self.script.tool)
         with self.counters.lock:
             self.counters.completions += 1
             n = self.counters.completions
@@ -206,6 +211,8 @@ def child_env(tmp: Path) -> dict[str, str]:
 def run_batch(script: Script, tasks: int, concurrency: int, tmp: Path, main_py: Path = ROOT / "main.py") -> Row:
     """One `main.py` run of `tasks` tasks against a fresh server; counts answered records."""
     run_dir = tmp / f"c{concurrency}-{int(script.share_429 * 100)}-t{tasks}"
+    while run_dir.exists():  # the same batch again (e.g. --share-429 0: two runs alike)
+        run_dir = run_dir.with_name(run_dir.name + "+")
     run_dir.mkdir(parents=True)
     task_file = run_dir / "tasks.txt"
     task_file.write_text("\n\n".join(f"Benchmark task {i}: look at the workspace, then say you are done."
@@ -275,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scale-concurrency", type=int, nargs="+", default=[1, 8])
     p.add_argument("--only-scale", action="store_true", help="run only the cost-per-task table")
     p.add_argument("--main", type=Path, default=ROOT / "main.py", help="main.py to measure (e.g. an older copy)")
+    p.add_argument("--tool", choices=["list_files", "python"], default="list_files",
+                   help="the tool each step calls (python: one session per task, a variable kept)")
     args = p.parse_args(argv)
     lost = 0
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
@@ -287,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only_scale:
             return 1 if lost else 0
         for share in (0.0, args.share_429):
-            script = Script(args.steps, args.latency, share, args.retry_after)
+            script = Script(args.steps, args.latency, share, args.retry_after, tool=args.tool)
             rows = [run_batch(script, args.tasks, n, Path(tmp), args.main) for n in args.concurrency]
             title = (f"{args.tasks} tasks × {args.steps} steps, {args.latency * 1000:.0f} ms per completion"
                      + (f", {share:.0%} 429s (Retry-After {args.retry_after:g} s)" if share else ""))

@@ -13,6 +13,7 @@ left, and when the agent goes (its socket closes, SIGTERM, or PR_SET_PDEATHSIG) 
 from __future__ import annotations
 
 import _signal
+import gc
 import marshal
 import os
 import select
@@ -26,10 +27,9 @@ import repl  # noqa: E402
 import wire  # noqa: E402
 
 # Imported once here, so that a session's first `import` of them costs nothing (model code uses them often).
-COMMON_MODULES = ("base64", "bisect", "collections", "copy", "csv", "dataclasses", "datetime", "decimal",
-                  "fractions", "functools", "glob", "hashlib", "heapq", "html", "itertools", "math", "operator",
-                  "pathlib", "random", "re", "shutil", "statistics", "string", "struct", "subprocess", "tempfile",
-                  "textwrap", "typing", "unicodedata", "urllib.parse", "zipfile")
+COMMON_MODULES = ("base64", "bisect", "collections", "copy", "csv", "datetime", "decimal", "functools", "glob",
+                  "heapq", "itertools", "math", "operator", "random", "re", "string", "struct", "textwrap",
+                  "typing", "unicodedata", "urllib.parse")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def main() -> int:
     cfg = marshal.loads(bytes.fromhex(sys.argv[1]))
     for name in COMMON_MODULES:
         __import__(name)
+    gc.freeze()  # what is here now is never scanned by a session's collector: its pages stay shared
     ctrl = socket.socket(fileno=cfg["fd"])
     _signal.signal(_signal.SIGTERM, _stop)
     launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
