@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import marshal
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 from config import Settings
 from core.errors import ConfigError
 from tools.sandbox import bwrap, landlock, paths, seccomp
+from tools.sandbox.launcher import SUPERVISOR_NICE
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")
 LAUNCHER = str(Path(__file__).with_name("launcher.py"))
@@ -26,7 +28,6 @@ REPL = str(Path(__file__).with_name("repl.py"))
 SERVER = str(Path(__file__).with_name("server.py"))
 SESSION_FLAGS = ("-I", "-B", "-u", "-X", "utf8")  # the session server's interpreter (and repl.py's under bwrap)
 MAX_PROCESSES = 256  # processes confined code may have at once (a fork bomb meets this, root included)
-NICE = 19  # confined code's priority: below its supervisor's, which must count and kill a fork bomb
 _UNCONTAINED = "model code can read your files (keys in .env, ~/.ssh), reach the network and signal the agent"
 
 
@@ -81,18 +82,21 @@ class Sandbox:
     def command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int = 0) -> list[str]:
         """The full command that runs argv confined in the workspace, through the launcher."""
         cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid(),
-                                  "procs": MAX_PROCESSES, "nice": NICE, **self._rules(workspace)}
+                                  "procs": MAX_PROCESSES, **self._rules(workspace)}
         launcher = [sys.executable, "-I", "-S", LAUNCHER]
         if self.backend == "bwrap":
             cfg["parent"] = 0  # inside the PID namespace the parent is bwrap's init
-            return [*self._bwrap(workspace), *launcher, marshal.dumps(cfg).hex()]
+            # The launcher cannot raise its own priority in there (no capabilities): it starts raised.
+            nice = shutil.which("nice") if os.geteuid() == 0 else None
+            first = [nice, "-n", str(SUPERVISOR_NICE)] if nice else []
+            return [*first, *self._bwrap(workspace), *launcher, marshal.dumps(cfg).hex()]
         return [*launcher, marshal.dumps(cfg).hex()]
 
     def session_request(self, workspace: Path, env: dict[str, str], limits: list[int], nproc: int = 0
                         ) -> dict[str, object]:
         """What the session server needs to start a confined Python session in the workspace (sessions.py)."""
         cfg: dict[str, object] = {"workspace": str(workspace), "env": env, "limits": limits, "nproc": nproc,
-                                  "procs": MAX_PROCESSES, "nice": NICE, **self._rules(workspace)}
+                                  "procs": MAX_PROCESSES, **self._rules(workspace)}
         if self.backend == "bwrap":
             cfg["exec"] = [*self._bwrap(workspace), sys.executable, *SESSION_FLAGS, REPL]
         return cfg

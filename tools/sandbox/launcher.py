@@ -4,8 +4,8 @@ Run as `python -I -S launcher.py CONFIG` (CONFIG: a marshal'ed dict, hex-encoded
 shell tool). It becomes a child subreaper, so every process the command starts (double forks and setsid
 included) is re-parented to it when orphaned; it forks the command's process, which sets its limits,
 applies Landlock and the seccomp program to itself only, then execs the command. While it runs, more than
-`procs` processes under it (a fork bomb) end it at once (the command runs at a lower priority, so
-it cannot starve the count); when it ends, or the agent sends SIGTERM, or the
+`procs` processes under it (a fork bomb) end it at once (it runs at a raised priority where it may,
+so the bomb cannot starve the count); when it ends, or the agent sends SIGTERM, or the
 agent dies (PR_SET_PDEATHSIG), it kills and reaps every remaining descendant, then exits with the command's
 status. The python tool's sessions (repl.py) use the same helpers: children(), descendants(), sweep(),
 confine(). Only cheap built-in modules: every millisecond here is paid on every call.
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
 PR_SET_CHILD_SUBREAPER, _SECCOMP_MODE_FILTER = 36, 2
 SANDBOX_FAILED = 126
+SUPERVISOR_NICE = -10  # a supervisor's priority where it may raise it (root): above the code it counts
 TOO_MANY_PROCESSES = 125  # the exit status when the process cap ended the run (with STOPPED_NOTE on stderr)
 STOPPED_NOTE = "sandbox: stopped: the code started more than {} processes at once; every one was killed"
 TICK = 0.025  # seconds between counts of the processes under the supervisor
@@ -156,6 +157,11 @@ def stop_everything(grouped: bool) -> None:
     keeps setsid from leaving it: no fork escapes a group kill); else kill and reap descendant by descendant."""
     if grouped:
         os.killpg(0, _signal.SIGKILL)
+    try:  # noqa: SIM105 (the group at the lowest priority, ourselves raised again: the sweep outruns the forks)
+        os.setpriority(os.PRIO_PGRP, 0, 19)
+    except OSError:
+        pass
+    raise_priority()
     sweep()
 
 
@@ -200,8 +206,7 @@ def _load_bpf(prog: bytes) -> None:
 def confine(cfg: dict[str, Any]) -> None:
     """Limits and priority, then Landlock, then seccomp, in this process only; raises when one fails."""
     set_limits(cfg)
-    if cfg.get("nice"):  # below the supervisor: a fork bomb cannot starve the one who counts and kills it
-        os.setpriority(os.PRIO_PROCESS, 0, cfg["nice"])
+    os.setpriority(os.PRIO_PROCESS, 0, 0)  # the normal priority again, below a raised supervisor's
     lock = cfg.get("landlock")
     if lock:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -250,8 +255,18 @@ def watch(pid: int, cap: int) -> int | None:
         _signal.sigtimedwait([_signal.SIGCHLD], TICK)
 
 
+def raise_priority() -> None:
+    """Run above the code we supervise where we may (root): a fork bomb cannot starve the one who counts it.
+    Without the right, RLIMIT_NPROC (which binds everyone but root) keeps a fork bomb small instead."""
+    try:  # noqa: SIM105
+        os.setpriority(os.PRIO_PROCESS, 0, SUPERVISOR_NICE)
+    except OSError:
+        pass
+
+
 def become_supervisor() -> None:
-    """SIGTERM and SIGINT stop us, a subreaper that nobody may read or dump."""
+    """SIGTERM and SIGINT stop us, a subreaper that nobody may read or dump, at a raised priority."""
+    raise_priority()
     _signal.signal(_signal.SIGTERM, _stop)
     _signal.signal(_signal.SIGINT, _stop)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -279,9 +294,10 @@ def main() -> int:
     finally:
         _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
         _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        if status is None and cfg.get("seccomp"):  # everything is in our group: all die at once, we too
-            _say_stopped(cfg["procs"])
-            os.killpg(0, _signal.SIGKILL)
+        if status is None:  # with seccomp everything is in our group: all die at once, we too
+            if cfg.get("seccomp"):
+                _say_stopped(cfg["procs"])
+            stop_everything(bool(cfg.get("seccomp")))
         sweep()
     if status is None:
         _say_stopped(cfg["procs"])  # after the sweep: nothing writes after it

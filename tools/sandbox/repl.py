@@ -8,25 +8,24 @@ interpreter (SIGSTOP: its threads wait for the next call) and kills every other 
 The interpreter's death, more than `procs` processes during a call, the agent's SIGTERM or socket closing,
 or the server's death end the session: everything in it is killed and reaped.
 
-Messages (wire.py): marshal from the agent and to it (both trusted), JSON from the interpreter, whose
-answers model code may forge (they only describe its own call).
+Messages (wire.py): marshal from the agent and to it (both trusted), "STATUS LIMIT" text from the
+interpreter, whose answers model code may forge (they only describe its own call). Only small C modules
+here and in launcher.py, landlock.py and wire.py: a session is a fork of the server, and every page the
+server holds is a page each fork maps.
 """
 
 from __future__ import annotations
 
 import _signal
+import _socket
 import builtins
 import errno
-import json
 import marshal
 import os
 import resource
 import select
-import socket
 import sys
 import time
-import traceback
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import launcher  # noqa: E402  (this folder's launcher.py: the supervisor's helpers)
@@ -34,16 +33,17 @@ import wire  # noqa: E402
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from _socket import socket
     from typing import Any
 
 _HELPERS = ("launcher", "landlock", "repl", "server", "wire")  # our modules: not for model code's imports
 _MAX_ANSWER = 4096
 
 
-def supervise(cfg: dict[str, Any], agent: socket.socket) -> None:
+def supervise(cfg: dict[str, Any], agent: socket) -> None:
     """Run the session until it ends, then kill and reap everything in it and exit."""
     launcher.become_supervisor()
-    mine, theirs = socket.socketpair()
+    mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     mine.settimeout(1.0)  # an answer begun is finished at once, or the session ends
     me = os.getpid()
     repl = os.fork()
@@ -64,7 +64,7 @@ def supervise(cfg: dict[str, Any], agent: socket.socket) -> None:
     os._exit(0)
 
 
-def _serve(cfg: dict[str, Any], agent: socket.socket, repl_sock: socket.socket, repl: int) -> None:
+def _serve(cfg: dict[str, Any], agent: socket, repl_sock: socket, repl: int) -> None:
     """Relay calls until the agent closes its socket or the session ends."""
     while True:
         msg, fds = wire.recv_message(agent, 2)
@@ -86,7 +86,7 @@ def _serve(cfg: dict[str, Any], agent: socket.socket, repl_sock: socket.socket, 
             return
 
 
-def _wait_call(cfg: dict[str, Any], agent: socket.socket, repl_sock: socket.socket, repl: int) -> dict[str, Any]:
+def _wait_call(cfg: dict[str, Any], agent: socket, repl_sock: socket, repl: int) -> dict[str, Any]:
     """The interpreter's answer to the call, or how the session ended first."""
     poller = select.poll()
     poller.register(repl_sock, select.POLLIN)
@@ -113,13 +113,12 @@ def _wait_call(cfg: dict[str, Any], agent: socket.socket, repl_sock: socket.sock
 
 def _answer(data: bytes) -> dict[str, Any]:
     """The interpreter's answer, checked: an exit status and, for a limit it hit, which one."""
+    status, _, kind = data.decode("ascii", "replace").partition(" ")
     try:
-        found = json.loads(data)
-        status = int(found["status"])
-    except (ValueError, KeyError, TypeError):
-        return {"status": 1, "kind": None}
-    kind = found.get("kind")
-    return {"status": max(min(status, 255), 0), "kind": kind if kind in ("memory", "file_size") else None}
+        code = max(min(int(status), 255), 0)
+    except ValueError:
+        code = 1
+    return {"status": code, "kind": kind if kind in ("memory", "file_size") else None}
 
 
 def _pause(repl: int) -> dict[str, Any] | None:
@@ -152,7 +151,7 @@ def _reap_all_but(keep: int) -> None:
                 pass
 
 
-def _interpreter(cfg: dict[str, Any], sock: socket.socket, supervisor: int) -> None:
+def _interpreter(cfg: dict[str, Any], sock: socket, supervisor: int) -> None:
     """The session's interpreter: confine this process, then run calls until the socket closes."""
     problem = None
     try:
@@ -177,10 +176,10 @@ def _interpreter(cfg: dict[str, Any], sock: socket.socket, supervisor: int) -> N
             os._exit(0)
         if problem is not None:
             os.write(fds[1], f"sandbox: could not start the Python session: {problem}\n".encode())
-            wire.send_message(sock, json.dumps({"status": launcher.SANDBOX_FAILED}).encode())
+            wire.send_message(sock, str(launcher.SANDBOX_FAILED).encode())
             os._exit(launcher.SANDBOX_FAILED)
         status, kind = _call(namespace, marshal.loads(msg), fds, me, null)
-        wire.send_message(sock, json.dumps({"status": status, "kind": kind}).encode())
+        wire.send_message(sock, f"{status} {kind or '-'}".encode())
 
 
 def _fresh_main(workspace: str) -> dict[str, Any]:
@@ -191,7 +190,7 @@ def _fresh_main(workspace: str) -> dict[str, Any]:
         sys.modules.pop(name, None)
     if "tempfile" in sys.modules:
         sys.modules["tempfile"].__dict__["tempdir"] = None  # found again from TMPDIR, in the workspace
-    main = types.ModuleType("__main__")
+    main = type(sys)("__main__")
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
     return main.__dict__
@@ -229,6 +228,8 @@ def _run(ns: dict[str, Any], path: str) -> tuple[int, str | None]:
     except SystemExit as exc:
         return _exit_status(exc.code), None
     except BaseException as exc:  # noqa: BLE001 (shown as Python would, without this file's frame)
+        import traceback  # here, not in the server: its pages would be copied into every session
+
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb is not None else None)
         return 1, _limit_hit(exc)
@@ -272,7 +273,7 @@ def main() -> int:
     cfg = marshal.loads(bytes.fromhex(sys.argv[1]))
     os.set_inheritable(cfg["fd"], False)
     launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
-    supervise(cfg, socket.socket(fileno=cfg["fd"]))
+    supervise(cfg, _socket.socket(fileno=cfg["fd"]))
     return 0
 
 

@@ -13,11 +13,11 @@ left, and when the agent goes (its socket closes, SIGTERM, or PR_SET_PDEATHSIG) 
 from __future__ import annotations
 
 import _signal
+import _socket
 import gc
 import marshal
 import os
 import select
-import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,7 +44,7 @@ def main() -> int:
     for name in COMMON_MODULES:
         __import__(name)
     gc.freeze()  # what is here now is never scanned by a session's collector: its pages stay shared
-    ctrl = socket.socket(fileno=cfg["fd"])
+    ctrl = _socket.socket(fileno=cfg["fd"])
     _signal.signal(_signal.SIGTERM, _stop)
     launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
     if os.getppid() != cfg["parent"]:
@@ -90,7 +90,7 @@ def _tidy(sessions: set[int]) -> None:
             launcher.kill(pid, _signal.SIGKILL)
 
 
-def _spawn(ctrl: socket.socket, cfg: dict[str, Any], fd: int) -> int:
+def _spawn(ctrl: _socket.socket, cfg: dict[str, Any], fd: int) -> int:
     """Fork the session's first process; it owns fd, we close it."""
     pid = os.fork()
     if pid == 0:
@@ -112,9 +112,10 @@ def _session(cfg: dict[str, Any], fd: int) -> None:
     os.setsid()
     os.closerange(3, fd)
     os.closerange(fd + 1, 1 << 20)
-    sock = socket.socket(fileno=fd)
+    sock = _socket.socket(fileno=fd)
     wire.send_message(sock, marshal.dumps({"pid": os.getpid()}))
     if cfg.get("exec"):
+        launcher.raise_priority()  # (inside bubblewrap the supervisor could not: it inherits it)
         os.set_inheritable(fd, True)
         argv = [*cfg["exec"], marshal.dumps({**cfg, "exec": None, "fd": fd}).hex()]
         os.execv(argv[0], argv)

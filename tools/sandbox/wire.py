@@ -2,34 +2,43 @@
 
 Stream sockets exist everywhere (SOCK_SEQPACKET does not on macOS) and tell a closed peer at once. A message
 is its length (4 bytes, big-endian) and its bytes; file descriptors travel with the length. Used by
-sessions.py in the agent and, as a plain module beside them, by server.py and repl.py.
+sessions.py in the agent and, as a plain module beside them, by server.py and repl.py: only C modules
+(_socket, array), so that every session forked from the server copies as little memory as can be.
 """
 
 from __future__ import annotations
 
+import array
 import os
-import socket
+from _socket import CMSG_SPACE, SCM_RIGHTS, SOL_SOCKET
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket
 
 MAX_MESSAGE = 1 << 20
+_INT = array.array("i").itemsize
 
 
-def send_message(sock: socket.socket, data: bytes, fds: list[int] | None = None) -> None:
+def send_message(sock: socket, data: bytes, fds: list[int] | None = None) -> None:
     """Send one message, with fds if given."""
     payload = len(data).to_bytes(4, "big") + data
-    sent = socket.send_fds(sock, [payload], fds) if fds else sock.send(payload)
-    if sent < len(payload):
-        sock.sendall(payload[sent:])
+    extra = [(SOL_SOCKET, SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sent = sock.sendmsg([payload], extra)
+    while sent < len(payload):
+        sent += sock.send(payload[sent:])
 
 
-def recv_message(sock: socket.socket, max_fds: int = 0, limit: int = MAX_MESSAGE) -> tuple[bytes, list[int]]:
+def recv_message(sock: socket, max_fds: int = 0, limit: int = MAX_MESSAGE) -> tuple[bytes, list[int]]:
     """The next message and the fds that came with it; (b"", []) when the peer closed (or sent nonsense)."""
     head, fds = b"", []
     while len(head) < 4:
-        if max_fds:
-            chunk, got, _, _ = socket.recv_fds(sock, 4 - len(head), max_fds)
-            fds += got
-        else:
-            chunk = sock.recv(4 - len(head))
+        chunk, extra, _, _ = sock.recvmsg(4 - len(head), CMSG_SPACE(max_fds * _INT) if max_fds else 0)
+        for level, kind, raw in extra:
+            if level == SOL_SOCKET and kind == SCM_RIGHTS:
+                got = array.array("i")
+                got.frombytes(raw[: len(raw) - len(raw) % _INT])
+                fds += list(got)
         if not chunk:
             return _closed(fds)
         head += chunk
