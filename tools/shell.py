@@ -15,8 +15,8 @@ from core.errors import ToolError
 from sources.ledger import Read
 from tools.base import ToolOutput
 from tools.files import workspace_name
-from tools.sandbox import MAX_PROCESSES, Sandbox
-from tools.sandbox.launcher import STOPPED_NOTE
+from tools.sandbox import Sandbox
+from tools.sandbox.limits import MAX_PROCESSES, STOPPED_NOTE
 from tools.sandbox.oneshot import child_environment, nproc_limit, run_limited
 from tools.sandboxed import FSIZE_LIMIT_MB, RunResult, SandboxedTool
 

@@ -20,14 +20,13 @@ from pathlib import Path
 from config import Settings
 from core.errors import ConfigError
 from tools.sandbox import bwrap, landlock, paths, seccomp
-from tools.sandbox.launcher import SUPERVISOR_NICE
+from tools.sandbox.limits import MAX_PROCESSES, SUPERVISOR_NICE
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")
 LAUNCHER = str(Path(__file__).with_name("launcher.py"))
 REPL = str(Path(__file__).with_name("repl.py"))
 SERVER = str(Path(__file__).with_name("server.py"))
 SESSION_FLAGS = ("-I", "-B", "-u", "-X", "utf8")  # the session server's interpreter (and repl.py's under bwrap)
-MAX_PROCESSES = 256  # processes confined code may have at once (a fork bomb meets this, root included)
 _UNCONTAINED = "model code can read your files (keys in .env, ~/.ssh), reach the network and signal the agent"
 
 

@@ -24,12 +24,11 @@ TYPE_CHECKING = False  # typing itself costs milliseconds to import
 if TYPE_CHECKING:
     from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's plain modules (-I leaves it out)
+from limits import SANDBOX_FAILED, STOPPED_NOTE, SUPERVISOR_NICE, TOO_MANY_PROCESSES  # noqa: E402
+
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
 PR_SET_CHILD_SUBREAPER, _SECCOMP_MODE_FILTER = 36, 2
-SANDBOX_FAILED = 126
-SUPERVISOR_NICE = -10  # a supervisor's priority where it may raise it (root): above the code it counts
-TOO_MANY_PROCESSES = 125  # the exit status when the process cap ended the run (with STOPPED_NOTE on stderr)
-STOPPED_NOTE = "sandbox: stopped: the code started more than {} processes at once; every one was killed"
 TICK = 0.025  # seconds between counts of the processes under the supervisor
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -209,8 +208,7 @@ def confine(cfg: dict[str, Any]) -> None:
     os.setpriority(os.PRIO_PROCESS, 0, 0)  # the normal priority again, below a raised supervisor's
     lock = cfg.get("landlock")
     if lock:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import landlock  # this folder's landlock.py: site-packages is not on the path (-S)
+        import landlock  # this folder's landlock.py (only when used: a shell command without Landlock skips it)
 
         landlock.restrict(lock["ro"], lock["rw"], network=lock["network"], files_rw=lock["files_rw"])
     if cfg.get("seccomp"):

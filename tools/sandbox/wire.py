@@ -3,14 +3,15 @@
 Stream sockets exist everywhere (SOCK_SEQPACKET does not on macOS) and tell a closed peer at once. A message
 is its length (4 bytes, big-endian) and its bytes; file descriptors travel with the length. Used by
 sessions.py in the agent and, as a plain module beside them, by server.py and repl.py: only C modules
-(_socket, array), so that every session forked from the server copies as little memory as can be.
+(_socket, array), so that every session forked from the server copies as little memory as can be; the
+POSIX-only names are looked up when used, so the agent still imports this module on Windows.
 """
 
 from __future__ import annotations
 
+import _socket
 import array
 import os
-from _socket import CMSG_SPACE, SCM_RIGHTS, SOL_SOCKET
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ _INT = array.array("i").itemsize
 def send_message(sock: socket, data: bytes, fds: list[int] | None = None) -> None:
     """Send one message, with fds if given."""
     payload = len(data).to_bytes(4, "big") + data
-    extra = [(SOL_SOCKET, SCM_RIGHTS, array.array("i", fds))] if fds else []
+    extra = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
     sent = sock.sendmsg([payload], extra)
     while sent < len(payload):
         sent += sock.send(payload[sent:])
@@ -33,9 +34,9 @@ def recv_message(sock: socket, max_fds: int = 0, limit: int = MAX_MESSAGE) -> tu
     """The next message and the fds that came with it; (b"", []) when the peer closed (or sent nonsense)."""
     head, fds = b"", []
     while len(head) < 4:
-        chunk, extra, _, _ = sock.recvmsg(4 - len(head), CMSG_SPACE(max_fds * _INT) if max_fds else 0)
+        chunk, extra, _, _ = sock.recvmsg(4 - len(head), _socket.CMSG_SPACE(max_fds * _INT) if max_fds else 0)
         for level, kind, raw in extra:
-            if level == SOL_SOCKET and kind == SCM_RIGHTS:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
                 got = array.array("i")
                 got.frombytes(raw[: len(raw) - len(raw) % _INT])
                 fds += list(got)
