@@ -3,7 +3,8 @@
     python benchmarks/sandbox.py [--tasks 30] [--calls 200] [--backends none landlock bwrap] [--root DIR]
 
 Each backend (every one this machine has, by default) gets: the run's very first call (it also starts the
-session server), --tasks fresh tools each making one `print(1)` call (a task's first call), one tool making
+session server), --tasks fresh tools each making one `print(1)` call 50 ms after the previous task ended (a
+task's first call, after its first model call), one tool making
 --calls `print(1)` calls (later calls), and three tasks that each run `import pandas as pd` + a small
 DataFrame twice (skipped without pandas: `pip install pandas`; it is not a project dependency). Wall times
 are medians (p90); CPU is all the processes involved (the agent, the session server, sessions, launchers,
@@ -60,6 +61,7 @@ def measure(make: Any, backend: str, tasks: int, calls: int, tmp: Path, pandas: 
     walls: list[float] = []
     cpu = tree_cpu()
     for n in range(tasks):
+        time.sleep(0.05)  # a model call comes before a task's first python call: the server is idle a moment
         tool = make(tmp / f"{backend}-{n + 1}", backend)
         walls.append(timed(tool, "print(1)"))
         close(tool)

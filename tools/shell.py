@@ -82,9 +82,11 @@ class ShellTool(SandboxedTool):
                 over_budget=lambda: self.over_budget(root, spent))
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
+        # The launcher's last words when the process cap ended the command; processes killed in the same
+        # instant may still have written after them, so they are looked for in all the bytes kept.
+        note = STOPPED_NOTE.format(MAX_PROCESSES)
+        too_many = returncode != 0 and note.encode() in bytes(err.head + err.tail)
         stderr = err.text(self.stderr_chars)
-        note = STOPPED_NOTE.format(MAX_PROCESSES)  # the launcher's last words when the process cap ended it
-        too_many = returncode != 0 and note in stderr
         if too_many:
             stderr = stderr.replace("\n" + note + "\n", "\n").strip("\n")
         result = RunResult(out.text(self.stdout_chars), stderr, returncode, timed_out and not spent, too_many)

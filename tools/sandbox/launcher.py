@@ -4,11 +4,11 @@ Run as `python -I -S launcher.py CONFIG` (CONFIG: a marshal'ed dict, hex-encoded
 shell tool). It becomes a child subreaper, so every process the command starts (double forks and setsid
 included) is re-parented to it when orphaned; it forks the command's process, which sets its limits,
 applies Landlock and the seccomp program to itself only, then execs the command. While it runs, more than
-`procs` processes under it (a fork bomb) end it at once (it runs at a raised priority where it may,
-so the bomb cannot starve the count); when it ends, or the agent sends SIGTERM, or the
+`procs` processes under it (a fork bomb) end it at once, its whole process group killed (it runs at a
+raised priority where it may, so the bomb cannot starve the count); when it ends, or the agent sends SIGTERM, or the
 agent dies (PR_SET_PDEATHSIG), it kills and reaps every remaining descendant, then exits with the command's
-status. The python tool's sessions (repl.py) use the same helpers: children(), descendants(), sweep(),
-confine(). Only cheap built-in modules: every millisecond here is paid on every call.
+status. The python tool's sessions (repl.py) use the same helpers: children(), sweep(), confine().
+Only cheap built-in modules: every millisecond here is paid on every call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's plain modules (-I leaves it out)
-from limits import SANDBOX_FAILED, STOPPED_NOTE, SUPERVISOR_NICE, TOO_MANY_PROCESSES  # noqa: E402
+from limits import SANDBOX_FAILED, STOPPED_NOTE, SUPERVISOR_NICE  # noqa: E402
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 1, 4, 38, 22
 PR_SET_CHILD_SUBREAPER, _SECCOMP_MODE_FILTER = 36, 2
@@ -97,16 +97,6 @@ def _children_by_scan(parent: int) -> list[int]:
     return found
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process under pid (children first), zombies included."""
-    found, queue = [], [pid]
-    while queue:
-        kids = children(queue.pop())
-        found += kids
-        queue += kids
-    return found
-
-
 def dead(pid: int) -> bool:
     """True for a zombie or a process already gone."""
     try:
@@ -125,10 +115,12 @@ def kill(pid: int, signum: int) -> None:
 
 
 def sweep() -> None:
-    """SIGKILL and reap every descendant: all found at each pass, at once, since those not killed yet fork."""
+    """SIGKILL and reap every descendant. Only our own children are signalled: their pids stay theirs until
+    we reap them, where a grandchild's could be reaped and reused by then (a fork bomb cycles through
+    pid_max in seconds). A killed child's children are re-parented to us (a subreaper), so list again."""
     me = os.getpid()
     while True:
-        found = descendants(me)
+        found = children(me)
         for pid in found:
             kill(pid, _signal.SIGKILL)
         try:
@@ -136,32 +128,23 @@ def sweep() -> None:
                 pass
         except ChildProcessError:
             return
-        if found:
-            _signal.sigtimedwait([_signal.SIGCHLD], 0.001)  # a moment for the killed to die
-        else:
-            try:  # nothing left to kill: wait for the last children to end
+        if not found:
+            try:  # none listed, yet some remain: wait for them
                 os.waitpid(-1, 0)
             except ChildProcessError:
                 return
             except InterruptedError:
                 continue
+        else:
+            _signal.sigtimedwait([_signal.SIGCHLD], 0.001)  # a moment for the killed to die
 
 
-def _say_stopped(cap: int) -> None:
-    os.write(2, ("\n" + STOPPED_NOTE.format(cap) + "\n").encode())
-
-
-def stop_everything(grouped: bool) -> None:
-    """Kill this process's whole group at once, ourselves included, when everything is in it (seccomp
-    keeps setsid from leaving it: no fork escapes a group kill); else kill and reap descendant by descendant."""
-    if grouped:
-        os.killpg(0, _signal.SIGKILL)
-    try:  # noqa: SIM105 (the group at the lowest priority, ourselves raised again: the sweep outruns the forks)
-        os.setpriority(os.PRIO_PGRP, 0, 19)
-    except OSError:
-        pass
-    raise_priority()
-    sweep()
+def stop_everything() -> None:
+    """Kill this process's whole group at once, ourselves included: no fork escapes a group kill, and a
+    fork bomb outruns any sweep. Under seccomp nothing can leave the group; without it, what left by
+    setsid is re-parented to the session server (a subreaper that kills such orphans) or, for a shell
+    command, to init."""
+    os.killpg(0, _signal.SIGKILL)
 
 
 def too_many(cap: int) -> bool:
@@ -292,14 +275,11 @@ def main() -> int:
     finally:
         _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
         _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        if status is None:  # with seccomp everything is in our group: all die at once, we too
-            if cfg.get("seccomp"):
-                _say_stopped(cfg["procs"])
-            stop_everything(bool(cfg.get("seccomp")))
+        if status is None:
+            os.write(2, ("\n" + STOPPED_NOTE.format(cfg["procs"]) + "\n").encode())
+            stop_everything()
         sweep()
-    if status is None:
-        _say_stopped(cfg["procs"])  # after the sweep: nothing writes after it
-        return TOO_MANY_PROCESSES
+    assert status is not None  # (stop_everything() does not return)
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         if signum != _signal.SIGKILL:  # SIGKILL's disposition cannot be set (and needs no reset)

@@ -1,7 +1,8 @@
 """A task's Python session: a supervisor and the interpreter that keeps the task's variables between calls.
 
-server.py forks supervise() once per task (Landlock or no sandbox); under bubblewrap the same code starts
-as `python -I -B -u -X utf8 repl.py CONFIG` inside the namespaces. The supervisor (unconfined, a child
+server.py forks supervise() for a task (Landlock or no sandbox), or hands a task to a spare it forked
+ahead (supervise_spare); under bubblewrap the same code starts as `python -I -B -u -X utf8 repl.py CONFIG`
+inside the namespaces. The supervisor (unconfined, a child
 subreaper with PR_SET_PDEATHSIG) forks the interpreter, which confines itself (limits, Landlock, seccomp)
 before it reads any model code, then relays each call of the agent to it. After a call it stops the
 interpreter (SIGSTOP: its threads wait for the next call) and kills every other process of the session.
@@ -34,6 +35,7 @@ import wire  # noqa: E402
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _socket import socket
+    from collections.abc import Callable
     from typing import Any
 
 _HELPERS = ("launcher", "landlock", "repl", "server", "wire")  # our modules: not for model code's imports
@@ -42,17 +44,40 @@ _MAX_ANSWER = 4096
 
 def supervise(cfg: dict[str, Any], agent: socket) -> None:
     """Run the session until it ends, then kill and reap everything in it and exit."""
+    _supervise(lambda: (cfg, agent), [agent])
+
+
+def supervise_spare(spare: socket) -> None:
+    """A session made ahead of its task: fork the interpreter now; the task (its configuration and the
+    agent's socket) comes on `spare` when the server hands it out; say our pid to the agent then."""
+    def task() -> tuple[dict[str, Any], socket]:
+        msg, fds = wire.recv_message(spare, 1)
+        if not msg or len(fds) != 1:
+            raise launcher.Stop  # the server went away first
+        spare.close()
+        agent = _socket.socket(fileno=fds[0])
+        wire.send_message(agent, marshal.dumps({"pid": os.getpid()}))
+        return marshal.loads(msg), agent
+
+    _supervise(task, [spare])
+
+
+def _supervise(task: Callable[[], tuple[dict[str, Any], socket]], ours: list[socket]) -> None:
     launcher.become_supervisor()
     mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     mine.settimeout(1.0)  # an answer begun is finished at once, or the session ends
     me = os.getpid()
     repl = os.fork()
     if repl == 0:
-        agent.close()
-        mine.close()
-        _interpreter(cfg, theirs, me)
+        for sock in (*ours, mine):
+            sock.close()
+        _interpreter(theirs, me)
     theirs.close()
     try:
+        cfg, agent = task()
+        mine.settimeout(None)
+        wire.send_message(mine, marshal.dumps(cfg))  # the interpreter's task: it confines itself for it
+        mine.settimeout(1.0)
         _serve(cfg, agent, mine, repl)
     except (launcher.Stop, OSError):
         pass
@@ -81,7 +106,7 @@ def _serve(cfg: dict[str, Any], agent: socket, repl_sock: socket, repl: int) -> 
             reply = _pause(repl) or reply
         wire.send_message(agent, marshal.dumps(reply))
         if reply.get("why") == "processes":
-            launcher.stop_everything(bool(cfg.get("seccomp")))
+            launcher.stop_everything()
         if "ended" in reply:
             return
 
@@ -131,8 +156,9 @@ def _pause(repl: int) -> dict[str, Any] | None:
     if not os.WIFSTOPPED(status):
         return {"ended": os.waitstatus_to_exitcode(status), "why": "exit"}
     me = os.getpid()
-    while True:
-        victims = [p for p in launcher.descendants(me) if p != repl and not launcher.dead(p)]
+    while True:  # our children and the stopped interpreter's: no one else can reap them, so their pids hold
+        victims = [p for p in launcher.children(me) if p != repl]
+        victims += [p for p in launcher.children(repl) if not launcher.dead(p)]
         if not victims:
             return None
         for pid in victims:
@@ -151,17 +177,22 @@ def _reap_all_but(keep: int) -> None:
                 pass
 
 
-def _interpreter(cfg: dict[str, Any], sock: socket, supervisor: int) -> None:
-    """The session's interpreter: confine this process, then run calls until the socket closes."""
+def _interpreter(sock: socket, supervisor: int) -> None:
+    """The session's interpreter: wait for its task, confine this process, then run calls until the socket
+    closes."""
+    launcher.default_signals()
+    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGKILL)
+    if os.getppid() != supervisor:
+        os._exit(launcher.SANDBOX_FAILED)
+    os.closerange(3, sock.fileno())
+    os.closerange(sock.fileno() + 1, 1 << 20)
+    null = os.open(os.devnull, os.O_WRONLY)
+    msg, _ = wire.recv_message(sock)
+    if not msg:
+        os._exit(0)
     problem = None
     try:
-        launcher.default_signals()
-        launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGKILL)
-        if os.getppid() != supervisor:
-            os._exit(launcher.SANDBOX_FAILED)
-        os.closerange(3, sock.fileno())
-        os.closerange(sock.fileno() + 1, 1 << 20)
-        null = os.open(os.devnull, os.O_WRONLY)
+        cfg = marshal.loads(msg)
         os.chdir(cfg["workspace"])
         os.environ.clear()
         os.environ.update(cfg["env"])

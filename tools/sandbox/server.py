@@ -3,8 +3,10 @@
 Started by the agent (sessions.py) as `python -I -B -u -X utf8 server.py CONFIG` on first use, from a
 thread that lives as long as it does (PR_SET_PDEATHSIG follows the thread that started a process). It
 imports the sessions' machinery and common standard modules once, so a session starts with a fork instead
-of an interpreter. Each request on its socket carries a new socket for one session and how to confine it;
-a forked child (a new process group) says its pid on that socket, then becomes the session's supervisor
+of an interpreter; when idle it forks one spare session ahead (a supervisor and an interpreter waiting,
+unconfined: they have run nothing yet), so a task's first call does not wait for the forks. Each request on
+its socket carries a new socket for one session and how to confine it: the spare gets it, or a forked
+child (a new process group) says its pid on that socket, then becomes the session's supervisor
 (repl.supervise) or, under bubblewrap, execs bwrap with repl.py. The server keeps nothing of a session:
 its socket is closed here right after the fork. It is a subreaper that kills any orphan a dead session
 left, and when the agent goes (its socket closes, SIGTERM, or PR_SET_PDEATHSIG) it ends every session.
@@ -50,25 +52,63 @@ def main() -> int:
     if os.getppid() != cfg["parent"]:
         return launcher.SANDBOX_FAILED  # the agent died before PDEATHSIG was armed
     launcher.become_supervisor()
-    sessions: set[int] = set()
-    poller = select.poll()
-    poller.register(ctrl, select.POLLIN)
     try:
-        while True:
-            _tidy(sessions)
-            if not poller.poll(_IDLE):
-                continue
-            msg, fds = wire.recv_message(ctrl, 1)
-            if not msg:
-                return 0
-            for fd in fds:
-                sessions.add(_spawn(ctrl, marshal.loads(msg), fd))
+        _Server(ctrl).serve()
     except launcher.Stop:
-        return 0
+        pass
     finally:
         _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
         _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
         launcher.sweep()
+    return 0
+
+
+class _Server:
+    """The sessions forked so far (their first processes) and the spare, if one waits."""
+
+    def __init__(self, ctrl: _socket.socket) -> None:
+        self.ctrl = ctrl
+        self.sessions: set[int] = set()
+        self.spare: tuple[int, _socket.socket] | None = None
+        self.poller = select.poll()
+        self.poller.register(ctrl, select.POLLIN)
+
+    def serve(self) -> None:
+        """Until the agent's socket closes: answer requests; when idle, keep a spare ready."""
+        while True:
+            _tidy(self.sessions)
+            if self.spare is not None and self.spare[0] not in self.sessions:  # it died: make another
+                self.spare[1].close()
+                self.spare = None
+            if not self.poller.poll(_IDLE if self.spare is not None else 0):
+                if self.spare is None:  # idle: make the next task's session ahead, off its first call's path
+                    self.spare = _fork_spare(self.ctrl)
+                    self.sessions.add(self.spare[0])
+                continue
+            msg, fds = wire.recv_message(self.ctrl, 1)
+            if not msg:
+                return
+            for fd in fds:
+                self.start(marshal.loads(msg), msg, fd)
+                os.close(fd)
+
+    def start(self, cfg: dict[str, Any], msg: bytes, fd: int) -> None:
+        """A session for the task: the spare if there is one (not under bubblewrap), else a fork."""
+        if self.spare is not None and not cfg.get("exec") and _hand_over(self.spare[1], msg, fd):
+            self.spare = None
+        else:
+            self.sessions.add(_spawn(self.ctrl, cfg, fd))
+
+
+def _hand_over(spare: _socket.socket, msg: bytes, fd: int) -> bool:
+    """Give a task to the spare session; False when the spare is gone (then a session is forked for it)."""
+    try:
+        wire.send_message(spare, msg, [fd])
+    except OSError:
+        return False
+    finally:
+        spare.close()
+    return True
 
 
 def _stop(signum: int, frame: Any) -> None:
@@ -91,7 +131,7 @@ def _tidy(sessions: set[int]) -> None:
 
 
 def _spawn(ctrl: _socket.socket, cfg: dict[str, Any], fd: int) -> int:
-    """Fork the session's first process; it owns fd, we close it."""
+    """Fork the session's first process for this task (it keeps fd; the caller closes its own)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -99,19 +139,41 @@ def _spawn(ctrl: _socket.socket, cfg: dict[str, Any], fd: int) -> int:
             _session(cfg, fd)
         finally:
             os._exit(launcher.SANDBOX_FAILED)
-    os.close(fd)
     return pid
+
+
+def _fork_spare(ctrl: _socket.socket) -> tuple[int, _socket.socket]:
+    """Fork a session ahead of its task: its pid, and the socket its task will be handed on."""
+    mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ctrl.detach())
+            mine.close()
+            if _own_group(theirs.fileno()):
+                repl.supervise_spare(theirs)
+        finally:
+            os._exit(launcher.SANDBOX_FAILED)
+    theirs.close()
+    return pid, mine
+
+
+def _own_group(keep: int) -> bool:
+    """In a child: die with the server, a process group of its own, no descriptor of the server's but keep."""
+    parent = os.getppid()
+    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
+    if os.getppid() != parent:
+        return False
+    os.setsid()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
+    return True
 
 
 def _session(cfg: dict[str, Any], fd: int) -> None:
     """In the child: a process group of its own, nothing of the server's, then the session."""
-    parent = os.getppid()
-    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
-    if os.getppid() != parent:
+    if not _own_group(fd):
         return
-    os.setsid()
-    os.closerange(3, fd)
-    os.closerange(fd + 1, 1 << 20)
     sock = _socket.socket(fileno=fd)
     wire.send_message(sock, marshal.dumps({"pid": os.getpid()}))
     if cfg.get("exec"):
