@@ -4,6 +4,7 @@ and the observation of a run (how it ended, then stdout and stderr, each cut wit
 from __future__ import annotations
 
 import math
+import os
 import re
 import signal
 from collections.abc import Mapping
@@ -52,10 +53,11 @@ class SandboxedTool(Tool):
         self.cpu_seconds = math.ceil(self.timeout) + 5
 
     def prepare_workspace(self) -> Path:
-        """The workspace's real path, with its scratch folders made."""
+        """The workspace's real path, with its scratch folders made (checked with one stat once they are)."""
         root = self.workspace.resolve()
-        for sub in TOOL_DIRS:
-            (root / sub).mkdir(parents=True, exist_ok=True)
+        if not os.path.isdir(root / TOOL_DIRS[-1]):
+            for sub in TOOL_DIRS:
+                (root / sub).mkdir(parents=True, exist_ok=True)
         return root
 
     def over_budget(self, root: Path, spent: list[int]) -> bool:
