@@ -99,7 +99,7 @@ class PythonTool(SandboxedTool):
         if self.session is None:
             limits = [max(self.memory_mb, 0) * 2**20, 0, FSIZE_LIMIT_MB * 2**20]  # CPU: set per call
             env = child_environment(root, self.inherited_env)
-            self.session = PythonSession(self.sandbox.session_request(root, env, limits, nproc_limit()))
+            self.session = PythonSession(self.sandbox.session_request(root, env, limits, nproc_limit(1024)))
             weakref.finalize(self, self.session.close)  # a tool dropped without close() leaves nothing running
         return self.session
 

@@ -101,9 +101,10 @@ def child_environment(workspace: Path, inherited: Mapping[str, str] | None = Non
             "TEMP": tmp}
 
 
-def nproc_limit() -> int:
-    """RLIMIT_NPROC for the child: the user's current thread count plus room for 256 more (0 for root,
-    whom the limit does not bind). The count is per user, so a fixed number could forbid any fork."""
+def nproc_limit(room: int = 256) -> int:
+    """RLIMIT_NPROC for the child: the user's current thread count plus room for more (0 for root, whom
+    the limit does not bind). The count is per user, so a fixed number could forbid any fork; a python
+    session, which lives while other tasks' sessions start, asks for more room."""
     if os.geteuid() == 0 or not os.path.isdir("/proc"):
         return 0
     uid = os.geteuid()
@@ -114,7 +115,7 @@ def nproc_limit() -> int:
                 if os.stat(f"/proc/{name}").st_uid == uid:
                     with open(f"/proc/{name}/stat", "rb") as fh:
                         count += int(fh.read().rsplit(b")", 1)[1].split()[17])
-    return count + 256
+    return count + room
 
 
 def run_limited(argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float, *,
