@@ -39,7 +39,7 @@ class PythonTool(SandboxedTool):
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "code": {"type": "string", "description": "Python code. print() what you want to see."},
+            "code": {"type": "string", "description": "Python code; print() what you need."},
         },
         "required": ["code"],
         "additionalProperties": False,
@@ -51,21 +51,21 @@ class PythonTool(SandboxedTool):
         self.session: PythonSession | None = None
         self._lost: str | None = None  # why the last session ended, for the next call's note
         self.description = (
-            "Run Python 3 in this task's own session; print() what you need to see. Variables, functions and "
-            "imports persist between calls. Works in the task workspace. Limits per call: "
-            f"{self.timeout:g} s, {self.memory_mb} MB, files up to {FSIZE_LIMIT_MB} MB; "
-            f"{budget.human(self.budget_bytes)} for the workspace. When a call ends, every process it started "
-            "is killed; a timeout, crash or limit resets the session." + self._confinement()
+            "Run Python 3 in this task's own session, in the workspace; only what it prints comes back. "
+            "Variables, functions and imports persist between calls. Limits per call: "
+            f"{self.timeout:g} s, {self.memory_mb} MB of memory, files up to {FSIZE_LIMIT_MB} MB, "
+            f"{budget.human(self.budget_bytes)} in all; then every process it started is killed, and a "
+            "timeout, crash or limit resets the session." + self._confinement()
         )
 
     def _confinement(self) -> str:
         box = self.sandbox
         if box.backend == "none":
             return ""
-        text = " Sandboxed: only the workspace and installed libraries; no multiprocessing pools (use threads)"
+        text = " Sandboxed: it reads only the workspace and installed libraries; no multiprocessing pools."
         if box.network:
-            return text + "."
-        return text + '; no network access: download with scrape(url, save_as="name") first.'
+            return text
+        return text + " It has no network access: download files first with scrape(url, save_as=\"name\")."
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """The workspace files the code names (an attachment it opens): numbered sources, its output their text."""

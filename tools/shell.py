@@ -15,7 +15,7 @@ from core.errors import ToolError
 from sources.ledger import Read
 from tools.base import ToolOutput
 from tools.files import workspace_name
-from tools.sandbox import Sandbox
+from tools.sandbox import Sandbox, pids
 from tools.sandbox.limits import MAX_PROCESSES, STOPPED_NOTE
 from tools.sandbox.oneshot import child_environment, nproc_limit, run_limited
 from tools.sandboxed import FSIZE_LIMIT_MB, RunResult, SandboxedTool
@@ -41,6 +41,7 @@ class ShellTool(SandboxedTool):
         "additionalProperties": False,
     }
     what = "command"
+    brief = "Run a bash command line in the task workspace, in python's sandbox."
 
     def __init__(self, workspace: Path, settings: Settings, *,
                  inherited_env: Mapping[str, str] | None = None, sandbox: Sandbox | None = None) -> None:
@@ -73,7 +74,8 @@ class ShellTool(SandboxedTool):
         bash = shutil.which("bash", path=_SYSTEM_PATH) or "/bin/bash"
         root = self.prepare_workspace()
         limits = [max(self.memory_mb, 0) * 2**20, self.cpu_seconds, FSIZE_LIMIT_MB * 2**20]
-        argv = self.sandbox.command(root, [bash, "-c", command], limits, nproc=nproc_limit())
+        group = pids.group()  # the kernel's bound on its processes, root included, where there is one
+        argv = self.sandbox.command(root, [bash, "-c", command], limits, nproc=nproc_limit(), pids_group=group)
         spent: list[int] = []
         try:
             out, err, returncode, timed_out = run_limited(
@@ -82,6 +84,8 @@ class ShellTool(SandboxedTool):
                 over_budget=lambda: self.over_budget(root, spent))
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
+        finally:
+            pids.release(group)
         # The launcher's last words when the process cap ended the command; processes killed in the same
         # instant may still have written after them, so they are looked for in all the bytes kept.
         note = STOPPED_NOTE.format(MAX_PROCESSES)

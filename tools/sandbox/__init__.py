@@ -19,7 +19,7 @@ from pathlib import Path
 
 from config import Settings
 from core.errors import ConfigError
-from tools.sandbox import bwrap, landlock, paths, seccomp
+from tools.sandbox import bwrap, landlock, paths, pids, seccomp
 from tools.sandbox.limits import MAX_PROCESSES, SUPERVISOR_NICE
 
 MODES = ("auto", "landlock", "bwrap", "require", "none")
@@ -78,8 +78,14 @@ class Sandbox:
             return None
         return f"warning: python tool sandbox is {self.backend}: {'; '.join(self.gaps)}"
 
-    def command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int = 0) -> list[str]:
-        """The full command that runs argv confined in the workspace, through the launcher."""
+    def command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int = 0,
+                pids_group: str | None = None) -> list[str]:
+        """The full command that runs argv confined in the workspace, through the launcher (first put in
+        pids_group, a cgroup from pids.group(), where there is one)."""
+        full = self._command(workspace, argv, limits, nproc)
+        return pids.join_argv(pids_group, full) if pids_group else full
+
+    def _command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int) -> list[str]:
         cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid(),
                                   "procs": MAX_PROCESSES, **self._rules(workspace)}
         launcher = [sys.executable, "-I", "-S", LAUNCHER]

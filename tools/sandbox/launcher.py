@@ -161,6 +161,15 @@ def too_many(cap: int) -> bool:
     return False
 
 
+def join_pids(cfg: dict[str, Any], *pids: int) -> None:
+    """Put these processes (0: this one) in cfg's pids cgroup, if it names one (pids.py); raises if not done."""
+    group = cfg.get("pids")
+    if group:
+        for pid in pids:
+            with open(group + "/cgroup.procs", "w") as fh:
+                fh.write(str(pid))
+
+
 def set_limits(cfg: dict[str, Any]) -> None:
     """RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE and RLIMIT_NPROC from cfg (0: leave as is); never above the hard."""
     names = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NPROC")

@@ -75,6 +75,7 @@ def _supervise(task: Callable[[], tuple[dict[str, Any], socket]], ours: list[soc
     theirs.close()
     try:
         cfg, agent = task()
+        launcher.join_pids(cfg, me, repl)  # before the interpreter reads its task, let alone model code
         mine.settimeout(None)
         wire.send_message(mine, marshal.dumps(cfg))  # the interpreter's task: it confines itself for it
         mine.settimeout(1.0)

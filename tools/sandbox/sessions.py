@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools import processes
-from tools.sandbox import SERVER, SESSION_FLAGS
+from tools.sandbox import SERVER, SESSION_FLAGS, pids
 from tools.sandbox.oneshot import Capture, base_environment, drain, kill_group, pidfd_of, pump_until
 from tools.sandbox.wire import recv_message, send_message
 
@@ -122,6 +122,7 @@ class PythonSession:
         self._sock: socket.socket | None = None
         self._group: _Group | None = None
         self._pidfd: int | None = None
+        self._pids: str | None = None  # its pids cgroup (pids.py)
 
     @property
     def started(self) -> bool:
@@ -141,7 +142,8 @@ class PythonSession:
                 self._release()
             fresh = self._sock is None
             if self._sock is None:
-                self._sock = self.server.open(self.request)
+                self._pids = pids.group()  # the kernel's bound on its processes, root included, where there is one
+                self._sock = self.server.open({**self.request, "pids": self._pids})
             result = self._call(self._sock, path, cpu_seconds, timeout, max_chars, drain_grace, over_budget)
             result.fresh, result.lost = fresh, lost
             if result.ended:
@@ -240,6 +242,8 @@ class PythonSession:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+        pids.release(self._pids)
+        self._pids = None
 
     def close(self) -> None:
         """End the session (the task ended): nothing of it keeps running; the next call starts a new one."""
