@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -169,14 +168,6 @@ class ReActAgent:
     def run(self, task: str) -> AgentResult:
         """Work on one task until a final answer, a limit or an error; LLMFatalError propagates. However it
         ends (Ctrl-C and the task's time limit too), each tool is told the task ended (Tool.close)."""
-        try:
-            return self._run(task)
-        finally:
-            for tool in self.tools:
-                with contextlib.suppress(Exception):  # one tool's failed clean-up must not hide the result
-                    tool.close()
-
-    def _run(self, task: str) -> AgentResult:
         run = _Run(self, task)
         try:
             with cancellation.scope(self.time_limit):  # model calls and their retries end at the deadline
@@ -189,7 +180,7 @@ class ReActAgent:
             limit = "" if self.time_limit is None else f" of {self.time_limit:g} s"
             run.result.status, run.result.error = TIME_LIMIT, f"time limit{limit} reached: {exc}"
         finally:
-            self.tools.close()  # the task's browser page and the like end with the task, however it ends
+            self.tools.close()  # the task's browser page, python session and the like end with the task
         run.check_answer()
         run.result.elapsed = self.clock() - run.started
         run.result.notes = list(run.notes.items)

@@ -116,15 +116,13 @@ class Tool:
         return None
 
     def close(self) -> None:
-        """The task is over (answered, failed, timed out or stopped): end what the tool keeps open for it."""
+        """The task is over (answered, failed, timed out or stopped): end what the tool keeps open for it (the
+        browser's page, the python session). By default nothing."""
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """What a successful call read when run() did not say: by default the source `source_argument` names."""
         value = args.get(self.source_argument) if self.source_argument else None
         return [Read(value.strip())] if isinstance(value, str) and value.strip() else []
-
-    def close(self) -> None:
-        """The task ended: stop what the tool keeps for it (the python tool's session). By default nothing."""
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
