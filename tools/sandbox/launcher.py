@@ -161,13 +161,14 @@ def too_many(cap: int) -> bool:
     return False
 
 
-def join_pids(cfg: dict[str, Any], *pids: int) -> None:
-    """Put these processes (0: this one) in cfg's pids cgroup, if it names one (pids.py); raises if not done."""
+def join_pids(cfg: dict[str, Any]) -> None:
+    """Put this process in cfg's pids cgroup, if it names one (pids.py); raises if not done. Written as "0":
+    the kernel moves the writer itself without the lock that waits for an RCU grace period (10 ms here)."""
     group = cfg.get("pids")
     if group:
-        for pid in pids:
-            with open(group + "/cgroup.procs", "w") as fh:
-                fh.write(str(pid))
+        join = group + "/tasks" if os.path.exists(group + "/tasks") else group + "/cgroup.procs"
+        with open(join, "w") as fh:
+            fh.write("0")
 
 
 def set_limits(cfg: dict[str, Any]) -> None:
@@ -195,7 +196,9 @@ def _load_bpf(prog: bytes) -> None:
 
 
 def confine(cfg: dict[str, Any]) -> None:
-    """Limits and priority, then Landlock, then seccomp, in this process only; raises when one fails."""
+    """The pids cgroup, limits and priority, then Landlock, then seccomp, in this process only; raises when one
+    fails."""
+    join_pids(cfg)
     set_limits(cfg)
     os.setpriority(os.PRIO_PROCESS, 0, 0)  # the normal priority again, below a raised supervisor's
     lock = cfg.get("landlock")

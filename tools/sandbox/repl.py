@@ -75,7 +75,7 @@ def _supervise(task: Callable[[], tuple[dict[str, Any], socket]], ours: list[soc
     theirs.close()
     try:
         cfg, agent = task()
-        launcher.join_pids(cfg, me, repl)  # before the interpreter reads its task, let alone model code
+        launcher.join_pids(cfg)  # the interpreter joins as it confines itself, before it runs any code
         mine.settimeout(None)
         wire.send_message(mine, marshal.dumps(cfg))  # the interpreter's task: it confines itself for it
         mine.settimeout(1.0)

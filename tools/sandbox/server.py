@@ -177,7 +177,7 @@ def _session(cfg: dict[str, Any], fd: int) -> None:
     sock = _socket.socket(fileno=fd)
     wire.send_message(sock, marshal.dumps({"pid": os.getpid()}))
     if cfg.get("exec"):
-        launcher.join_pids(cfg, 0)  # bubblewrap and all in it count (inside, /sys is out of sight)
+        launcher.join_pids(cfg)  # bubblewrap and all in it count (inside, /sys is out of sight)
         launcher.raise_priority()  # (inside bubblewrap the supervisor could not: it inherits it)
         os.set_inheritable(fd, True)
         argv = [*cfg["exec"], marshal.dumps({**cfg, "exec": None, "fd": fd, "pids": None}).hex()]
