@@ -304,8 +304,14 @@ class RateLimits:
             return self._limiters[name]
 
     def wrap(self, backend: Backend) -> Backend:
-        """The backend with its provider's limiter around every request."""
-        return RateLimitedBackend(backend, self.limiter(provider_of(backend.spec)), self.clock)
+        """The backend with its provider's limiter around every request. A server the user runs (Ollama, a
+        local OpenAI-compatible one) states no limits in headers: its limiter paces only by --rpm / --tpm, so
+        without them no request waits for the first one's reply (a 429 still pauses them all)."""
+        if getattr(backend, "local", False):
+            limiter = self.limiter(f"{provider_of(backend.spec)} (local server)", limited=bool(self.rpm or self.tpm))
+        else:
+            limiter = self.limiter(provider_of(backend.spec))
+        return RateLimitedBackend(backend, limiter, self.clock)
 
     def status(self) -> list[LimiterStatus]:
         """The limiters somebody is waiting for."""

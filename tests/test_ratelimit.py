@@ -27,7 +27,7 @@ from llm import LLMInterface
 from providers.pacing import PACE
 from providers.rate_headers import parse_duration, read_rate_headers
 from providers.ratelimit import LocalLimiter, RateLimits, waiting_as
-from tests.fakes.loopback import LoopbackServer, Response
+from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import (
     anthropic_error,
     anthropic_reply,
@@ -110,6 +110,36 @@ def test_under_rpm_the_first_request_goes_alone_until_its_reply_is_in() -> None:
     assert wait > 0 and reason == "the first request's reply"
     limiter.observe({}, 10)
     assert limiter.acquire(10) == pytest.approx(0.1 / PACE, abs=1e-6)  # an interval after the reply, not the grant
+
+
+def test_a_local_server_s_requests_do_not_wait_for_the_first_reply() -> None:
+    """A server the user runs states no limits: a batch's first requests go together, not one and then the rest."""
+    started, release = threading.Event(), threading.Event()
+    arrived: list[float] = []
+
+    def slow(request: Request) -> Response:
+        if not request.path.endswith("/chat/completions"):
+            return Response(404, {"error": "not found"})  # the window probes of a local server
+        arrived.append(time.monotonic())
+        if len(arrived) == 1:
+            started.set()
+            release.wait(10)  # the first reply is held until the second request has arrived
+        return openai_reply("Final Answer: 4")
+
+    with LoopbackServer(slow) as loop:
+        settings = Settings(model="openai:my-local-model", openai_base_url=loop.url + "/v1")
+        llm = LLMInterface.from_spec("openai:my-local-model", settings, limits=RateLimits())
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(llm.complete, MESSAGES)
+            started.wait(10)
+            second = pool.submit(llm.complete, MESSAGES)
+            deadline = time.monotonic() + 10
+            while len(arrived) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            release.set()
+            replies = [first.result(), second.result()]
+    assert len(arrived) == 2 and arrived[1] < arrived[0] + 9  # the second went while the first was out
+    assert [r.text for r in replies] == ["Final Answer: 4"] * 2
 
 
 def test_tpm_paces_by_the_tokens_really_used_once_a_reply_is_in() -> None:
