@@ -93,6 +93,13 @@ def _browser_dirs(marker: str) -> list[Path]:
     return dirs
 
 
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 def _assert_nothing_left(tmp_path: Path, browser_dirs: list[Path]) -> None:
     marker = str(tmp_path / "tmp")
     left = processes_naming(marker)
@@ -166,9 +173,13 @@ def test_a_run_that_fails_with_the_browser_tools_page_open_leaves_no_browser_pro
                                                  content_type="text/html"), "/ping": Response(204)})
         replies = iter([openai_reply("Thought: look\nAction: browser\nAction Input: "
                                      + json.dumps({"action": "open", "url": f"{page.url}/open"}))])
+        gone = _dead_pid()
+        left_behind = Path(f"/tmp/agb-{gone}-killed")  # the browser folder of an agent killed with SIGKILL
+        (left_behind / "profile").mkdir(parents=True)
         proc = _start(tmp_path, model)
         try:
             _until(lambda: any(r.path == "/ping" for r in page.requests), proc)  # the page is open, between steps
+            assert not left_behind.exists()  # the next browser start removed it
             browser_dirs = _browser_dirs(str(tmp_path / "tmp"))
             proc.wait(timeout=GUARD)
         finally:

@@ -100,6 +100,7 @@ def prepare_launch(run_dir: Path, chromium: str) -> Launch:
     """The launcher script in run_dir (the agent's only) and the browser's own directory; as root, the browser's
     directory is made where `nobody` can reach it and given to that user. RuntimeError (with the fix) when root
     cannot drop privileges here."""
+    sweep_left_behind()
     if os.geteuid() != 0:
         own, user, sandbox, drop = run_dir, pwd.getpwuid(os.geteuid()).pw_name, True, ""
         own_dirs(own, None)
@@ -109,7 +110,7 @@ def prepare_launch(run_dir: Path, chromium: str) -> Launch:
             raise RuntimeError("the agent runs as root and the browser must not: install setpriv (util-linux) so it "
                                f"runs as {UNPRIVILEGED!r}")
         ids = _unprivileged_ids()
-        own = Path(tempfile.mkdtemp(prefix="agb-", dir=_reachable_tmp()))
+        own = Path(tempfile.mkdtemp(prefix=_own_prefix(), dir=_reachable_tmp()))
         own.chmod(0o711)  # nobody may pass through to its own directories, not list the others
         own_dirs(own, ids)
         drop = (f"{shlex.quote(setpriv)} --reuid={ids[0]} --regid={ids[1]} --clear-groups --no-new-privs "
@@ -122,6 +123,20 @@ def prepare_launch(run_dir: Path, chromium: str) -> Launch:
                                        chromium=shlex.quote(chromium)))
     script.chmod(0o700)
     return Launch(str(script), browser_env(own, run_dir), sandbox, user, own)
+
+
+def _own_prefix() -> str:
+    """The prefix of this agent's browser folders in a temporary directory."""
+    return f"agb-{os.getpid()}-"
+
+
+def sweep_left_behind() -> None:
+    """Remove the browser folders (agb-PID-*) of agents that are gone: one killed with SIGKILL could not."""
+    for folder in {_reachable_tmp(), "/tmp"}:
+        for path in Path(folder).glob("agb-*-*"):
+            owner = path.name.split("-")[1]
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def own_dirs(own: Path, ids: tuple[int, int] | None) -> None:
@@ -169,7 +184,7 @@ def browser_env(own: Path, run_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEPT or k.startswith("LC_")}
     tmp = own / "tmp"
     if len(str(tmp)) > SOCKET_DIR_LIMIT and Path("/tmp").is_dir():  # Chromium's socket path would be too long
-        tmp = Path(tempfile.mkdtemp(prefix="agb-", dir="/tmp"))
+        tmp = Path(tempfile.mkdtemp(prefix=_own_prefix(), dir="/tmp"))
     env.update(HOME=str(own / "home"), TMPDIR=str(tmp), XDG_CACHE_HOME=str(own / "cache"),
                XDG_CONFIG_HOME=str(own / "config"), **{MARKER: str(run_dir)})
     return env
