@@ -20,9 +20,9 @@ SCRAPE = 'Thought: read the report\nAction: scrape\nAction Input: {"url": "https
 class FakeConversation:
     """Emits the agent's events for one scrape step and an answer, as run/conversation.py would."""
 
-    def __init__(self, hold: threading.Event | None = None) -> None:
+    def __init__(self, hold: threading.Event | None = None, retry: bool = False) -> None:
         self.turns: list[Turn] = []
-        self.hold = hold
+        self.hold, self.retry = hold, retry
 
     def cost(self) -> float | None:
         return sum(t.record.cost or 0.0 for t in self.turns)
@@ -35,7 +35,10 @@ class FakeConversation:
                                          "observation": "line\n" * 9, "full_observation_chars": 45}),
                   Event("llm_call", 2, {"completion": "Final Answer: done [1]", "prompt_tokens": 150,
                                         "completion_tokens": 5, "cost": 0.002})]
-        for event in events[:2]:
+        if self.retry:  # the provider's 429, then the retry: the page's status line says so
+            events.insert(0, Event("llm_retry", 1, {"model": "openai:gpt-4.1-mini", "attempt": 2, "wait": 1.5,
+                                                    "max_tokens": 800, "error": "429 rate limited"}))
+        for event in events[:len(events) - 1]:
             for step_event in step_events(n, event):
                 on_event(step_event)
         if self.hold is not None:
@@ -95,3 +98,13 @@ def test_usage_so_far_counts_the_earlier_questions_and_one_question_runs_at_a_ti
     events = _all(live)
     assert events[0]["type"] == "usage" and events[0]["tokens"] == 275 + 120  # the first question's, then this one's
     assert events[-1]["answer"]["status"] == "stopped" and events[-1]["answer"]["answered"] is False
+
+
+def test_a_retry_of_the_model_call_is_told_to_the_page_as_a_notice() -> None:
+    live = LiveConversation(FakeConversation(retry=True))  # type: ignore[arg-type]
+    live.start("What does the report say?", [])
+    events = _all(live)
+    notices = [e["text"] for e in events if e["type"] == "notice"]
+    assert notices == ["openai:gpt-4.1-mini: attempt 2 in 1.5 s (max_tokens 800) after: 429 rate limited"]
+    assert events.index(next(e for e in events if e["type"] == "notice")) < events.index(
+        next(e for e in events if e["type"] == "step"))  # told when it happened, before the step it delayed

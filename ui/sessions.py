@@ -148,6 +148,9 @@ class _Watcher:
         raw = event.raw
         if raw is None:
             return
+        if event.kind == "notice":  # a model call's retry, timeout or long wait; a warning: the status line
+            self.push({"type": "notice", "turn": self.turn, "text": event.text})
+            return
         step = self.steps.get(raw.step)
         if raw is not self._last:  # one model reply is a thought and an action: read it once
             self._last = raw

@@ -90,7 +90,8 @@ function listen(id){
     if(!turn) turn=turnEl(e.turn, e.question||"", null);
     if(e.type==="step") renderStep(turn, e.step);
     else if(e.type==="usage") $("#usage").textContent=e.tokens+" tokens · "+money(e.cost)+" so far";
-    else if(e.type==="answer"){ renderAnswer(turn, e.answer); }
+    else if(e.type==="answer"){ renderAnswer(turn, e.answer); status("working…"); }
+    else if(e.type==="notice") status(e.text);  /* a retry, a timeout, a long wait for the model: as text */
   };
   events.addEventListener("end",function(){
     events.close(); events=null; setRunning(false); status(""); loadHistory();
