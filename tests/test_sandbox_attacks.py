@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from config import Settings
+from tests.fakes.processes import alive_with, gone
 from tools import processes
 from tools.python_exec import PythonTool
 from tools.sandbox import bwrap, landlock, paths, seccomp_problem
@@ -134,30 +135,6 @@ def test_network_can_be_opened_with_the_setting(layout: dict[str, Path]) -> None
     assert "no network access" not in tool.description
 
 
-def _alive_with(token: str) -> list[int]:
-    """Processes whose command line contains token (works for processes inside a PID namespace too)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                cmd = Path(f"/proc/{name}/cmdline").read_bytes()
-                state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if token.encode() in cmd and state not in ("Z", "X"):
-                found.append(int(name))
-    return found
-
-
-def _gone(token: str, within: float = 5.0) -> bool:
-    end = time.monotonic() + within
-    while _alive_with(token):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def escape_code(token: str, then: str = "") -> str:
     """Start a setsid child and a double-forked, setsid grandchild, each exec'ing sleep with the token."""
     return (
@@ -184,9 +161,9 @@ def test_setsid_and_double_forked_children_are_dead_after_the_call(layout: dict[
         assert "spawned" in out
         assert ("Timed out" in out) == (ending == "times out")
         assert "launcher.py" not in out  # the supervisor itself ends quietly
-        assert _gone(token), f"left running: {_alive_with(token)}"
+        assert gone(token), f"left running: {alive_with(token)}"
     finally:
-        for pid in _alive_with(token):
+        for pid in alive_with(token):
             os.kill(pid, 9)
 
 
@@ -198,15 +175,15 @@ def test_stopping_the_agent_kills_a_running_tool_and_its_escaped_children(layout
     worker.start()
     try:
         end = time.monotonic() + 20
-        while len(_alive_with(token)) < 2 and time.monotonic() < end:
+        while len(alive_with(token)) < 2 and time.monotonic() < end:
             time.sleep(0.05)
         assert processes.running(), "the running tool registered its process"
         processes.kill_all()  # what the Ctrl-C / SIGTERM handler does
         worker.join(20)
         assert not worker.is_alive()
-        assert _gone(token)
+        assert gone(token)
     finally:
-        for pid in _alive_with(token):
+        for pid in alive_with(token):
             os.kill(pid, 9)
 
 
@@ -223,15 +200,15 @@ def test_sigkill_of_the_agent_kills_the_script_and_its_escaped_children(layout: 
     agent = subprocess.Popen([sys.executable, "-c", agent_code])
     try:
         end = time.monotonic() + 20
-        while len(set(_alive_with(token)) - {agent.pid}) < 2 and time.monotonic() < end:
+        while len(set(alive_with(token)) - {agent.pid}) < 2 and time.monotonic() < end:
             time.sleep(0.05)
-        assert len(set(_alive_with(token)) - {agent.pid}) == 2
+        assert len(set(alive_with(token)) - {agent.pid}) == 2
         agent.kill()
         agent.wait()
-        assert _gone(token), "children outlived a SIGKILLed agent"
+        assert gone(token), "children outlived a SIGKILLed agent"
     finally:
         agent.kill()
-        for pid in _alive_with(token):
+        for pid in alive_with(token):
             os.kill(pid, 9)
 
 

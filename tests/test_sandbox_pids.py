@@ -3,7 +3,6 @@ fork past the cap, root included, and releasing the group leaves no process and 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import uuid
 
 import pytest
 
+from tests.fakes.processes import alive_with
 from tools.sandbox import pids
 
 pytestmark = pytest.mark.skipif(pids.base() is None, reason="no pids cgroup this process may make groups in "
@@ -37,15 +37,6 @@ else:
 """
 
 
-def _sleeping(token: str) -> int:
-    count = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            with contextlib.suppress(OSError), open(f"/proc/{name}/cmdline", "rb") as fh:
-                count += token.encode() in fh.read()
-    return count
-
-
 def test_a_group_refuses_forks_past_its_cap_and_release_leaves_nothing() -> None:
     token = f"pids{uuid.uuid4().hex[:8]}"
     group = pids.group(cap=6)
@@ -55,11 +46,11 @@ def test_a_group_refuses_forks_past_its_cap_and_release_leaves_nothing() -> None
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         # the interpreter itself is one of the 6: five children, then EAGAIN (root is not exempt)
         assert done.stdout.strip() == "refused after 5: errno 11", (done.stdout, done.stderr)
-        assert _sleeping(token) == 5
+        assert len(alive_with(token)) == 5
     finally:
         pids.release(group)
     deadline = time.monotonic() + 10
-    while (os.path.exists(group) or _sleeping(token)) and time.monotonic() < deadline:
+    while (os.path.exists(group) or len(alive_with(token))) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not os.path.exists(group) and _sleeping(token) == 0
+    assert not os.path.exists(group) and len(alive_with(token)) == 0
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from config import Settings
+from tests.fakes.processes import alive_with, gone
 from tools.base import ToolRegistry
 from tools.sandbox import MAX_PROCESSES, bwrap, landlock, pids, seccomp_problem
 from tools.shell import ShellTool
@@ -54,29 +54,6 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def make(layout: dict[str, Path], backend: str = "auto", **settings: object) -> ShellTool:
     return ShellTool(layout["ws"], Settings(sandbox=backend, **settings),  # type: ignore[arg-type]
                      inherited_env=dict(os.environ))
-
-
-def _alive_with(token: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                cmd = Path(f"/proc/{name}/cmdline").read_bytes()
-                state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if token.encode() in cmd and state not in ("Z", "X") and int(name) != os.getpid():
-                found.append(int(name))
-    return found
-
-
-def _gone(token: str, within: float = 5.0) -> bool:
-    end = time.monotonic() + within
-    while _alive_with(token):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_exit_status_stdout_and_stderr(layout: dict[str, Path]) -> None:
@@ -177,9 +154,9 @@ def test_background_nohup_setsid_and_double_forked_processes_do_not_outlive_the_
     out = make(layout, backend, python_timeout=3.0).run(command=command)
     try:
         assert "spawned" in out and ("Timed out" in out) == (ending == "times out")
-        assert _gone(token), f"left running: {_alive_with(token)}"
+        assert gone(token), f"left running: {alive_with(token)}"
     finally:
-        for pid in _alive_with(token):
+        for pid in alive_with(token):
             os.kill(pid, 9)
 
 
@@ -190,7 +167,7 @@ def test_a_fork_bomb_is_stopped_at_the_process_limit(layout: dict[str, Path], ba
     out = make(layout, backend, python_timeout=20.0).run(command=f": {token}; b(){{ b|b& }}; b; sleep 15")
     try:
         assert out.startswith(f"Stopped: the command started more than {MAX_PROCESSES} processes at once"), out
-        assert _gone(token), f"left running: {len(_alive_with(token))}"
+        assert gone(token), f"left running: {len(alive_with(token))}"
     finally:
-        for pid in _alive_with(token):
+        for pid in alive_with(token):
             os.kill(pid, 9)
