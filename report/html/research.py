@@ -16,6 +16,7 @@ from report.html.assets import CSS
 from report.html.guard import loopback_url
 from report.html.markdown import esc, render
 from report.html.paths import html_path_for
+from report.html.sources import citation_item
 from report.research import (
     MARK,
     REPORT_FILE,
@@ -26,8 +27,8 @@ from report.research import (
     render_markdown,
     summary_line,
 )
-from report.sources import claim_text, is_web, verdict_label, verdict_mark
-from sources.check import FAILING, SUPPORTED, claims_line
+from report.sources import is_web
+from sources.check import claims_line
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 EXTRA_CSS = """.report h4{font-size:1.15rem;margin:1.4rem 0 .5rem}.mark{color:var(--bad);font-weight:600}
@@ -121,15 +122,11 @@ def _citations(citations: list[dict[str, Any]]) -> str:
         return ""
     rows = []
     for c in citations:
-        verdict = str(c.get("verdict"))
-        css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
         where = f"[{c['n']}]" if c.get("n") is not None else str(c.get("url") or "")
         passage = str(c.get("passage") or "")
         shown = (f'<details class="passage"><summary class="meta">what [{c.get("n")}] says there</summary>'
                  f"<pre>{esc(passage[:PASSAGE_CHARS])}</pre></details>") if passage else ""
-        rows.append(f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} '
-                    f'{esc(verdict_label(verdict))}</b></span> <code>{esc(where)}</code> '
-                    f"{esc(claim_text(c)[:400])}{shown}</li>")
+        rows.append(citation_item(c, where, tail=shown))
     return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
 
 

@@ -67,12 +67,19 @@ def citations_html(citations: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for c in citations:
         verdict = str(c.get("verdict"))
-        css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
         where = f"[{c['n']}]" if c.get("n") is not None else (str(c.get("url")) if verdict == NOT_READ else "")
         model = f' <span class="meta">model: {esc(c["model_verdict"])}</span>' if c.get("model_verdict") else ""
-        rows.append(f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} {esc(verdict_label(verdict))}'
-                    f'</b></span>{model} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}</li>')
+        rows.append(citation_item(c, where, note=model))
     return f"<h4>Citations</h4><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+
+
+def citation_item(c: Mapping[str, Any], where: str, note: str = "", tail: str = "") -> str:
+    """One checked claim as a list item: its verdict (failing ones ✗ in red), the note (HTML), where it points,
+    the claim, then tail (HTML)."""
+    verdict = str(c.get("verdict"))
+    css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
+    return (f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} {esc(verdict_label(verdict))}'
+            f'</b></span>{note} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}{tail}</li>')
 
 
 def failures_html(failures: Sequence[Mapping[str, Any]]) -> str:
