@@ -31,6 +31,14 @@ def _model(req: Request) -> Response:
     return openai_reply(STEPS[min(turns, len(STEPS) - 1)], 100, 20)
 
 
+def _serve_mcp(tmp_path: Path, model_url: str) -> StdioServerParameters:
+    """`main.py serve-mcp` in tmp_path, on the scripted model at model_url, with no key or setting of the user's."""
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model_url + "/v1", "AGENT_MODEL": "openai:gpt-4.1-mini",
+           "AGENT_ENV_FILE": str(tmp_path / "none.env"), "PATH": os.environ.get("PATH", "")}
+    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp"], env=env,
+                                 cwd=str(tmp_path))
+
+
 def test_research_tool_answers_with_sources_cost_and_progress(tmp_path: Path) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
 
@@ -38,11 +46,7 @@ def test_research_tool_answers_with_sources_cost_and_progress(tmp_path: Path) ->
         progress.append((done, total, message))
 
     async def session(url: str) -> Any:
-        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url + "/v1", "AGENT_MODEL": "openai:gpt-4.1-mini",
-               "AGENT_ENV_FILE": str(tmp_path / "none.env"), "PATH": os.environ.get("PATH", "")}
-        params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp"], env=env,
-                                       cwd=str(tmp_path))
-        async with Client(params) as client:
+        async with Client(_serve_mcp(tmp_path, url)) as client:
             listing = await client.list_tools()
             result = await client.call_tool("research", {"question": "What is the answer?"},
                                             progress_callback=on_progress)
@@ -109,11 +113,7 @@ def test_an_mcp_client_gets_research_done_with_the_shell_the_editor_and_one_pyth
         progress.append(message)
 
     async def session(url: str) -> Any:
-        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url + "/v1", "AGENT_MODEL": "openai:gpt-4.1-mini",
-               "AGENT_ENV_FILE": str(tmp_path / "none.env"), "PATH": os.environ.get("PATH", "")}
-        params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp"], env=env,
-                                       cwd=str(tmp_path))
-        async with Client(params) as client:
+        async with Client(_serve_mcp(tmp_path, url)) as client:
             return await client.call_tool("research", {"question": "Sum the column."}, progress_callback=on_progress)
 
     with LoopbackServer(_tool_steps) as server:

@@ -94,19 +94,20 @@ def test_hostile_answers_in_the_table_stay_text(tmp_path: Path) -> None:
     assert _table((tmp_path / "results.html").read_text()).rows[0][2] == PAYLOADS[0]
 
 
-def _python_step(tmp_path: Path) -> Path:
+def _one_tool_step(tmp_path: Path, **call: Any) -> Path:
+    """A one-task, one-step run whose tool call is rewritten with these fields (tool, arguments, observation)."""
     records = make_run(tmp_path, n=1, steps=1)
     trace = tmp_path / "traces" / "task-001.jsonl"
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     for e in events:
         if e["kind"] == "tool_call":
-            e.update(tool="python", arguments={"code": CODE}, observation="<b> 3.14159")
+            e.update(call)
     trace.write_text("".join(json.dumps(e) + "\n" for e in events))
     return records
 
 
 def test_python_code_in_the_timeline_is_highlighted_code_with_real_line_breaks(tmp_path: Path) -> None:
-    records = _python_step(tmp_path)
+    records = _one_tool_step(tmp_path, tool="python", arguments={"code": CODE}, observation="<b> 3.14159")
     write_html(records, tmp_path / "results.html", [tmp_path / "traces"])
     page = (tmp_path / "results.html").read_text()
     block = re.search(r'<pre class="code hl"><code class="language-python">(.*?)</code></pre>', page, re.S)
@@ -120,13 +121,8 @@ def test_python_code_in_the_timeline_is_highlighted_code_with_real_line_breaks(t
 
 
 def test_other_arguments_beside_code_are_still_shown(tmp_path: Path) -> None:
-    records = make_run(tmp_path, n=1, steps=1)
-    trace = tmp_path / "traces" / "task-001.jsonl"
-    events = [json.loads(line) for line in trace.read_text().splitlines()]
-    for e in events:
-        if e["kind"] == "tool_call":
-            e.update(tool="write_file", arguments={"path": "notes.md", "content": "line one\nline two"})
-    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    records = _one_tool_step(tmp_path, tool="write_file",
+                             arguments={"path": "notes.md", "content": "line one\nline two"})
     write_html(records, tmp_path / "results.html", [tmp_path / "traces"])
     page = (tmp_path / "results.html").read_text()
     assert '&quot;path&quot;: &quot;notes.md&quot;' in page
@@ -134,13 +130,7 @@ def test_other_arguments_beside_code_are_still_shown(tmp_path: Path) -> None:
 
 
 def test_a_shell_command_is_a_code_block_not_json(tmp_path: Path) -> None:
-    records = make_run(tmp_path, n=1, steps=1)
-    trace = tmp_path / "traces" / "task-001.jsonl"
-    events = [json.loads(line) for line in trace.read_text().splitlines()]
-    for e in events:
-        if e["kind"] == "tool_call":
-            e.update(tool="shell", arguments={"command": "sort data.csv | uniq -c > counts.txt"})
-    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    records = _one_tool_step(tmp_path, tool="shell", arguments={"command": "sort data.csv | uniq -c > counts.txt"})
     write_html(records, tmp_path / "results.html", [tmp_path / "traces"])
     page = (tmp_path / "results.html").read_text()
     assert '<pre class="code"><code>sort data.csv | uniq -c &gt; counts.txt</code></pre>' in page
