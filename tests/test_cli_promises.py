@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.cli import clean_env, refuse_all, run_main
-from tests.fakes.loopback import LoopbackServer, Request, Response, free_port
+from tests.fakes.loopback import LoopbackServer, Request, Response, free_port, gone_after_one_answer
 from tests.fakes.providers import openai_error, openai_reply
 
 PRICED = "openai:gpt-4.1-mini"  # in the price table
@@ -91,18 +90,8 @@ def test_an_unreachable_server_names_only_its_own_base_url_variable(tmp_path: Pa
 
 def test_a_server_that_dies_before_the_first_task_ends_says_no_report_was_written(tmp_path: Path) -> None:
     _tasks(tmp_path)
-    holder: dict[str, LoopbackServer] = {}
-
-    def answer_once_then_die(req: Request) -> Response:
-        if req.method != "POST":  # a probe of the server's context window
-            return Response(404, "not found")
-        srv = holder["server"]
-        threading.Thread(target=lambda: (srv.httpd.shutdown(), srv.httpd.server_close())).start()
-        reply = openai_reply('Thought: note\nAction: write_file\nAction Input: {"path": "a.txt", "content": "x"}')
-        return Response(**{**reply.__dict__, "headers": {"Connection": "close"}})
-
-    server = LoopbackServer(answer_once_then_die)
-    holder["server"] = server
+    server = gone_after_one_answer(
+        openai_reply('Thought: note\nAction: write_file\nAction Input: {"path": "a.txt", "content": "x"}'))
     with server:
         proc = run_main(tmp_path, "tasks.txt", "-o", "r.md", "--model", "openai:m", env=clean_env(server))
     assert proc.returncode == 2

@@ -3,7 +3,6 @@ an unreachable model server is a configuration error, not hours of silent retryi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import socket
@@ -19,7 +18,7 @@ from config import Settings
 from core import cancellation
 from llm import LLMInterface, RejectedParams
 from providers.reachability import unreachable_reason
-from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.loopback import LoopbackServer, Response, gone_after_one_answer
 from tests.fakes.providers import FakeClock, facade, openai_error, openai_reply, openai_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,17 +131,7 @@ def test_dns_failure_on_the_first_request_exits_2(monkeypatch: pytest.MonkeyPatc
 def test_a_server_that_goes_away_stops_the_batch_after_a_few_tasks(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "tasks.txt").write_text("\n\n".join(f"task {n}" for n in range(1, 9)) + "\n")
-    holder: dict[str, LoopbackServer] = {}
-
-    def answer_once_then_vanish(req: Request) -> Response:
-        if req.method != "POST":  # a probe for the server's context window
-            return Response(404, "not found")
-        srv = holder["server"]
-        threading.Thread(target=lambda: (srv.httpd.shutdown(), srv.httpd.server_close())).start()
-        return dataclasses.replace(openai_reply("Final Answer: ok"), headers={"Connection": "close"})
-
-    server = LoopbackServer(answer_once_then_vanish)
-    holder["server"] = server
+    server = gone_after_one_answer(openai_reply("Final Answer: ok"))
     with server:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")

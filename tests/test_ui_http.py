@@ -20,7 +20,7 @@ import pytest
 
 from config import Settings
 from run.store import RunStore
-from tests.fakes.ui_app import ROOT, FakeApp, running_app
+from tests.fakes.ui_app import ROOT, FakeApp, api_call, running_app
 from tests.test_report_live_guard import raw_get
 
 
@@ -32,11 +32,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeApp]:
 
 
 def _call(app: FakeApp, path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
-    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", data=data,
-                                 headers={"Authorization": f"token {app.token}", **(headers or {})})
-    with urllib.request.urlopen(req, timeout=30) as r:  # noqa: S310 (loopback only)
-        body = r.read().decode("utf-8")
-        return json.loads(body) if r.headers.get_content_type() == "application/json" else body
+    return api_call(app, path, data, headers)
 
 
 def _multipart(fields: dict[str, str], file: tuple[str, bytes] | None = None) -> tuple[bytes, dict[str, str]]:

@@ -22,6 +22,7 @@ import pytest
 
 from tests.fakes.deep_research import World
 from tests.fakes.loopback import LoopbackServer
+from tests.fakes.ui_app import api_call
 from tests.test_report_html_browser import CHROMIUM, launched
 from tests.test_research import BAD, GOOD, MODEL, PLAN, QUESTION, world
 
@@ -64,11 +65,7 @@ def app(tmp_path: Path) -> Iterator[App]:
 
 
 def call(app: App, path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
-    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", data=data,
-                                 headers={"Authorization": f"token {app.token}", **(headers or {})})
-    with urllib.request.urlopen(req, timeout=120) as r:  # noqa: S310 (loopback only)
-        body = r.read().decode("utf-8")
-        return json.loads(body) if r.headers.get_content_type() == "application/json" else body
+    return api_call(app, path, data, headers, timeout=120)  # a research run answers slowly
 
 
 def test_a_research_streams_its_plan_and_sub_questions_then_the_checked_report(app: App) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import socket
@@ -140,3 +141,17 @@ def wait_for_port(port: int, limit: float = 30.0) -> None:
         except OSError:
             time.sleep(0.2)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {limit:g} s")
+
+
+def gone_after_one_answer(reply: Response) -> LoopbackServer:
+    """A model server that answers its first POST with reply, closing the connection, then shuts down (as a
+    server that dies mid-run); anything else (a probe of its context window) gets 404."""
+
+    def answer_once(req: Request) -> Response:
+        if req.method != "POST":
+            return Response(404, "not found")
+        threading.Thread(target=lambda: (server.httpd.shutdown(), server.httpd.server_close())).start()
+        return dataclasses.replace(reply, headers={"Connection": "close"})
+
+    server = LoopbackServer(answer_once)
+    return server

@@ -19,10 +19,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
@@ -33,6 +35,23 @@ ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ('<img src="http://attacker.example/i.png" onerror="alert(1)"><script>alert(2)</script>'
            '<iframe src="http://attacker.example/"></iframe><a href="javascript:alert(3)">x</a>')
 URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
+
+
+class Served(Protocol):
+    """A running `main.py ui`: its port and the token of its printed URL."""
+
+    port: int
+    token: str
+
+
+def api_call(app: Served, path: str, data: bytes | None = None, headers: dict[str, str] | None = None,
+             timeout: float = 30) -> Any:
+    """GET (or POST data to) path on the app with its token: the decoded JSON, or the text."""
+    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", data=data,
+                                 headers={"Authorization": f"token {app.token}", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310 (loopback only)
+        body = r.read().decode("utf-8")
+        return json.loads(body) if r.headers.get_content_type() == "application/json" else body
 
 
 @dataclass
