@@ -162,11 +162,10 @@ def too_many(cap: int) -> bool:
 
 
 def join_pids(cfg: dict[str, Any]) -> None:
-    """Put this process in cfg's pids cgroup, if it names one (pids.py); raises if not done. Written as "0":
-    the kernel moves the writer itself without the lock that waits for an RCU grace period (10 ms here)."""
-    group = cfg.get("pids")
-    if group:
-        join = group + "/tasks" if os.path.exists(group + "/tasks") else group + "/cgroup.procs"
+    """Put this process in cfg's pids cgroup by writing "0" to the file cfg names for it (pids.join_file), if
+    any; raises if not done."""
+    join = cfg.get("pids")
+    if join:
         with open(join, "w") as fh:
             fh.write("0")
 

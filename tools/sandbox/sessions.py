@@ -143,7 +143,8 @@ class PythonSession:
             fresh = self._sock is None
             if self._sock is None:
                 self._pids = pids.group()  # the kernel's bound on its processes, root included, where there is one
-                self._sock = self.server.open({**self.request, "pids": self._pids})
+                join = pids.join_file(self._pids) if self._pids else None  # what its processes write "0" to
+                self._sock = self.server.open({**self.request, "pids": join})
             result = self._call(self._sock, path, cpu_seconds, timeout, max_chars, drain_grace, over_budget)
             result.fresh, result.lost = fresh, lost
             if result.ended:
