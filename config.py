@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import tomllib
@@ -11,23 +10,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from core.envfile import read_dotenv
 from core.errors import ConfigError
+from core.values import comma_list, entries, number, parse_bool, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
 
-def _entries(value: str) -> tuple[str, ...]:
-    """Entries separated by `;` or new lines (for values such as command lines that contain commas)."""
-    return tuple(item.strip() for item in value.replace("\n", ";").split(";") if item.strip())
-
-
-def _list(value: str) -> tuple[str, ...]:
-    return tuple(item.strip() for item in value.split(",") if item.strip())
-
-
 # -- checks that turn bad values into one-line ConfigErrors (`maybe` is an error, not a silent False)
-
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 # The search tool's backends (tools/web/search_backends.py), in the order used when SEARCH_BACKENDS is unset.
 SEARCH_BACKEND_NAMES = ("serper", "brave", "tavily", "searxng", "duckduckgo")
@@ -55,16 +45,6 @@ _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurr
           "executor": "--executor"}
 
 
-def parse_bool(value: str) -> bool:
-    """1/true/yes/on or 0/false/no/off (any case); anything else is a ValueError, not a silent False."""
-    lowered = value.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ValueError("expected 1/0, true/false, yes/no or on/off")
-
-
 def setting_name(field: str) -> str:
     """How a user sets a field: its flag and/or environment variable(s)."""
     names = [_FLAGS[field]] if field in _FLAGS else []
@@ -75,20 +55,6 @@ def setting_name(field: str) -> str:
 def flag_variables() -> dict[str, str]:
     """Each flag that sets a setting -> its environment variable (a flag's usage error names both)."""
     return {flag: setting_name(field).split(" / ")[1] for field, flag in _FLAGS.items()}
-
-
-def _whole(value: str) -> int:
-    try:
-        return int(value.strip())
-    except ValueError:
-        raise ValueError("expected a whole number") from None
-
-
-def _number(value: str) -> float:
-    try:
-        return float(value.strip())
-    except ValueError:
-        raise ValueError("expected a number") from None
 
 
 def check_numbers(settings: Any) -> None:
@@ -105,41 +71,15 @@ def check_numbers(settings: Any) -> None:
             raise ConfigError(f"{setting_name(f.name)} must be {need}, not {value:g}", f.name)
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """The variables a .env file sets; ConfigError naming the file and line for bytes or lines it cannot read.
-
-    `KEY=` (empty) and a bare `KEY` count as unset, as an empty variable in the environment does.
-    """
-    from dotenv import dotenv_values
-    from dotenv.parser import parse_stream
-
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-                          "save the file as UTF-8") from exc
-    for binding in parse_stream(io.StringIO(text)):
-        if binding.error:  # the line itself is not shown: it may hold a key
-            raise ConfigError(f"{path}, line {binding.original.line}: cannot be read; write KEY=value "
-                              "(quote values with spaces, close every quote)")
-    values = dotenv_values(stream=io.StringIO(text))
-    return {k: v for k, v in values.items() if v}
-
-
 # (field name, environment variable(s), parser). The first variable that is set wins.
 _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("model", ("AGENT_MODEL",), str),
-    ("fallback_models", ("AGENT_FALLBACK_MODELS",), _list),
+    ("fallback_models", ("AGENT_FALLBACK_MODELS",), comma_list),
     ("summary_model", ("AGENT_SUMMARY_MODEL",), str),
     ("vision_model", ("AGENT_VISION_MODEL",), str),
     ("transcribe_model", ("AGENT_TRANSCRIBE_MODEL",), str),
-    ("tool_modules", ("AGENT_TOOL_MODULES",), _list),
-    ("mcp_servers", ("AGENT_MCP_SERVERS",), _entries),
+    ("tool_modules", ("AGENT_TOOL_MODULES",), comma_list),
+    ("mcp_servers", ("AGENT_MCP_SERVERS",), entries),
     ("mcp_config", ("AGENT_MCP_CONFIG",), Path),
     ("openai_api_key", ("OPENAI_API_KEY",), str),
     ("openai_base_url", ("OPENAI_BASE_URL",), str),
@@ -150,7 +90,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("ollama_base_url", ("OLLAMA_BASE_URL",), str),
     ("serper_api_key", ("SERPER_API_KEY",), str),
     ("serper_base_url", ("SERPER_BASE_URL",), str),
-    ("search_backends", ("SEARCH_BACKENDS",), lambda v: tuple(x.lower() for x in _list(v))),
+    ("search_backends", ("SEARCH_BACKENDS",), lambda v: tuple(x.lower() for x in comma_list(v))),
     ("searxng_url", ("SEARXNG_URL",), str),
     ("brave_api_key", ("BRAVE_API_KEY",), str),
     ("brave_base_url", ("BRAVE_BASE_URL",), str),
@@ -158,52 +98,52 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tavily_base_url", ("TAVILY_BASE_URL",), str),
     ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
     ("arxiv_api_url", ("ARXIV_API_URL",), str),
-    ("max_steps", ("AGENT_MAX_STEPS",), _whole),
-    ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), _whole),
-    ("task_timeout", ("AGENT_TASK_TIMEOUT",), _number),
-    ("tool_timeout", ("AGENT_TOOL_TIMEOUT",), _number),
-    ("context_budget", ("AGENT_CONTEXT_BUDGET",), _whole),
-    ("context_window", ("AGENT_CONTEXT_WINDOW",), _whole),
-    ("max_tokens", ("AGENT_MAX_TOKENS",), _whole),
-    ("temperature", ("AGENT_TEMPERATURE",), _number),
-    ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), _number),
-    ("max_retries", ("AGENT_MAX_RETRIES",), _whole),
-    ("retry_deadline", ("AGENT_RETRY_DEADLINE",), _number),
-    ("max_retry_wait", ("AGENT_MAX_RETRY_WAIT",), _number),
+    ("max_steps", ("AGENT_MAX_STEPS",), whole),
+    ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), whole),
+    ("task_timeout", ("AGENT_TASK_TIMEOUT",), number),
+    ("tool_timeout", ("AGENT_TOOL_TIMEOUT",), number),
+    ("context_budget", ("AGENT_CONTEXT_BUDGET",), whole),
+    ("context_window", ("AGENT_CONTEXT_WINDOW",), whole),
+    ("max_tokens", ("AGENT_MAX_TOKENS",), whole),
+    ("temperature", ("AGENT_TEMPERATURE",), number),
+    ("request_timeout", ("AGENT_REQUEST_TIMEOUT",), number),
+    ("max_retries", ("AGENT_MAX_RETRIES",), whole),
+    ("retry_deadline", ("AGENT_RETRY_DEADLINE",), number),
+    ("max_retry_wait", ("AGENT_MAX_RETRY_WAIT",), number),
     ("prices_file", ("AGENT_PRICES_FILE",), Path),
-    ("concurrency", ("AGENT_CONCURRENCY",), _whole),
+    ("concurrency", ("AGENT_CONCURRENCY",), whole),
     ("workspace", ("AGENT_WORKSPACE",), Path),
     ("trace_dir", ("AGENT_TRACE_DIR",), Path),
     ("runs_dir", ("AGENT_RUNS_DIR",), Path),
-    ("keep_workspaces", ("AGENT_KEEP_WORKSPACES",), _whole),
+    ("keep_workspaces", ("AGENT_KEEP_WORKSPACES",), whole),
     ("answer_style", ("AGENT_ANSWER_STYLE",), str),
-    ("max_cost", ("AGENT_MAX_COST",), _number),
-    ("max_run_cost", ("AGENT_MAX_RUN_COST",), _number),
-    ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), _whole),
-    ("rpm", ("AGENT_RPM",), _whole),
-    ("tpm", ("AGENT_TPM",), _whole),
+    ("max_cost", ("AGENT_MAX_COST",), number),
+    ("max_run_cost", ("AGENT_MAX_RUN_COST",), number),
+    ("max_tokens_per_task", ("AGENT_MAX_TOKENS_PER_TASK",), whole),
+    ("rpm", ("AGENT_RPM",), whole),
+    ("tpm", ("AGENT_TPM",), whole),
     ("cache_dir", ("AGENT_CACHE_DIR",), Path),
     ("cache_replay", ("AGENT_CACHE_REPLAY",), parse_bool),
-    ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), _number),
-    ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), _whole),
+    ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), number),
+    ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), whole),
     ("sandbox", ("AGENT_SANDBOX",), str),
     ("python_network", ("AGENT_PYTHON_NETWORK",), parse_bool),
-    ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), _whole),
+    ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), whole),
     ("scrape_allow_private", ("SCRAPE_ALLOW_PRIVATE_URLS",), parse_bool),
-    ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), _whole),
-    ("scrape_timeout", ("SCRAPE_TIMEOUT",), _number),
+    ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), whole),
+    ("scrape_timeout", ("SCRAPE_TIMEOUT",), number),
     ("search", ("AGENT_SEARCH",), parse_bool),
     ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
     ("user_agent", ("SCRAPE_USER_AGENT",), str),
     ("ignore_robots", ("SCRAPE_IGNORE_ROBOTS",), parse_bool),
-    ("host_gap", ("SCRAPE_HOST_GAP",), _number),
-    ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), _whole),
+    ("host_gap", ("SCRAPE_HOST_GAP",), number),
+    ("host_concurrency", ("SCRAPE_HOST_CONCURRENCY",), whole),
     ("render", ("SCRAPE_RENDER",), str),
-    ("browser_pages", ("SCRAPE_BROWSER_PAGES",), _whole),
-    ("browser_memory_mb", ("SCRAPE_BROWSER_MEMORY_MB",), _whole),
+    ("browser_pages", ("SCRAPE_BROWSER_PAGES",), whole),
+    ("browser_memory_mb", ("SCRAPE_BROWSER_MEMORY_MB",), whole),
     ("chromium", ("SCRAPE_CHROMIUM",), str),
-    ("allow_domains", ("AGENT_ALLOW_DOMAINS",), _list),
-    ("block_domains", ("AGENT_BLOCK_DOMAINS",), _list),
+    ("allow_domains", ("AGENT_ALLOW_DOMAINS",), comma_list),
+    ("block_domains", ("AGENT_BLOCK_DOMAINS",), comma_list),
     # OpenTelemetry export (telemetry/): the standard OTEL_* names; the traces-only variable wins.
     ("otel_traces_endpoint", ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",), str),
     ("otel_endpoint", ("OTEL_EXPORTER_OTLP_ENDPOINT",), str),
@@ -318,13 +258,6 @@ def project_version() -> str:
     """The version pyproject.toml gives (the one place that holds it)."""
     with (PROJECT_ROOT / "pyproject.toml").open("rb") as f:
         return str(tomllib.load(f)["project"]["version"])
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """Parse a .env file into a dict (missing file: empty dict)."""
-    if not path.is_file():
-        return {}
-    return read_env_file(path)
 
 
 def find_dotenv_file() -> Path:
