@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
@@ -19,6 +17,19 @@ from core.errors import (
     ToolError,
 )
 from core.notices import heard
+from outcome.task import (
+    ANSWERED,
+    BUDGET,
+    ERROR,
+    MAX_STEPS,
+    TIME_LIMIT,
+    UNFORMATTED,
+    AgentResult,
+    Event,
+    Step,
+    Usage,
+)
+from prompt.finish import FINISH_NOTE, with_user_note
 from prompt.memory import ContextBudgetError, Memory
 from prompt.protocol import (
     STOP_SEQUENCES,
@@ -31,117 +42,16 @@ from prompt.protocol import (
 )
 from prompt.window import refit_budget
 from providers.budget import charge_tool_call, last_call, tool_budget
-from sources.check import Citation, check_citations
-from sources.ledger import SourceLedger
+from sources.check import check_citations
 from sources.verify import verify_citations
 from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, call_reads, error_output
 from tools.call_deadline import call_deadline, run_tool
 from tools.notes import Notes, NotesTool
 
-ANSWERED, UNFORMATTED, MAX_STEPS, TIME_LIMIT, ERROR = (
-    "answered", "answered_unformatted", "max_steps", "time_limit", "error")
-BUDGET = "budget"  # a spend cap (providers/budget.py) stopped the task; it answered from what it had if that still fit
+__all__ = ["ANSWERED", "BUDGET", "ERROR", "FINISH_NOTE", "MAX_STEPS", "TIME_LIMIT", "UNFORMATTED", "AgentResult",
+           "Event", "ReActAgent", "Step", "Usage", "final_answer_grace", "with_user_note"]
+
 WAIT_NOTICE = 30.0  # seconds between the "still waiting" events of one slow model call
-FINISH_NOTE = ("You have no steps left. Using only the information gathered so far, reply now with "
-               "`Final Answer:` followed by your best answer, and say what remains uncertain.")
-
-
-@dataclass
-class Event:
-    """Something that happened during a run; the CLI turns these into progress, -v output and traces."""
-
-    kind: str  # step_start | llm_call | tool_call | summary | sources | final; a model call's llm_retry |
-    # llm_timeout | llm_waiting | llm_error, and warning (core/notices.py)
-    step: int
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Step:
-    """One model turn: what it thought, the tool it called and what came back."""
-
-    number: int
-    completion: str = ""
-    thought: str = ""
-    action: str | None = None
-    arguments: dict[str, Any] | str | None = None
-    observation: str = ""
-    duration: float = 0.0
-    error: str | None = None
-    failures: list[str] = field(default_factory=list)  # a call's recovered failures (a search backend down)
-
-
-@dataclass
-class Usage:
-    """Tokens and cost summed over every model call of a task (summaries included)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    cost: float | None = 0.0
-    models: list[str] = field(default_factory=list)
-    cached_calls: int = 0  # answered from --cache/--replay: they cost $0 now ...
-    cached_cost: float | None = 0.0  # ... and this much when they were recorded
-    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache (billed cheaper)
-    cache_write_tokens: int = 0  # of prompt_tokens, written to the provider's prompt cache
-
-    def add(self, c: Completion) -> None:
-        """Count one completion; the cost becomes unknown as soon as one call's cost is."""
-        for billed in c.billed_before:  # replies of this call that were billed but failed (empty, blocked)
-            self.add(billed)
-        self.cached_tokens += c.cached_tokens
-        self.cache_write_tokens += c.cache_write_tokens
-        if c.cached:
-            self.cached_calls += 1
-            self.cached_cost = None if self.cached_cost is None or c.original_cost is None else (
-                self.cached_cost + c.original_cost)
-        self.prompt_tokens += c.prompt_tokens
-        self.completion_tokens += c.completion_tokens
-        self.calls += 1
-        self.cost = None if self.cost is None or c.cost is None else self.cost + c.cost
-        if c.model and c.model not in self.models:
-            self.models.append(c.model)
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass
-class AgentResult:
-    """The outcome of one task."""
-
-    task: str
-    answer: str | None = None
-    status: str = ERROR
-    steps: list[Step] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    elapsed: float = 0.0
-    sources: list[str] = field(default_factory=list)  # URLs and files read successfully, in reading order
-    error: str | None = None
-    ledger: SourceLedger = field(default_factory=SourceLedger)  # every source, numbered, with its text
-    citations: list[Citation] = field(default_factory=list)  # the answer's [n] claims and URLs, checked
-    notes: list[str] = field(default_factory=list)  # what the model kept with the notes tool, at the end
-
-    @property
-    def sourced(self) -> bool:
-        """True when the task read at least one source successfully."""
-        return self.ledger.sourced
-
-    @property
-    def tool_failures(self) -> list[dict[str, Any]]:
-        """Each failed tool call (raised, or answered `Error: ...`) and each failure a call recovered from (a search
-        backend that failed before another answered): its step, tool and error line."""
-        failed = [{"step": s.number, "tool": s.action, "error": s.observation.strip().splitlines()[0][:500]}
-                  for s in self.steps if s.error == "tool" and s.observation.strip()]
-        recovered = [{"step": s.number, "tool": s.action, "error": f[:500]} for s in self.steps for f in s.failures]
-        return sorted(failed + recovered, key=lambda f: f["step"])  # a recovered one is still a failure to see
-
-    @property
-    def cost(self) -> float | None:
-        """Cost of the task in USD, None when a model's price is unknown."""
-        return self.usage.cost
 
 
 class ReActAgent:
@@ -395,13 +305,3 @@ class _Run:
 def final_answer_grace(time_limit: float | None) -> float:
     """Seconds the last answer of a task that ran out of time may take: a quarter of the limit, 5 to 30 s."""
     return min(30.0, max(5.0, (time_limit or 0.0) / 4))
-
-
-def with_user_note(messages: list[Message], note: str) -> list[Message]:
-    """Append a note to the last user message (or add one), keeping roles alternating."""
-    out = list(messages)
-    if out and out[-1]["role"] == "user":
-        out[-1] = {"role": "user", "content": out[-1]["content"] + "\n\n" + note}
-    else:
-        out.append({"role": "user", "content": note})
-    return out

@@ -2,41 +2,31 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from cache.probes import local_window
 from config import Settings
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, LLMFatalError
 from core.text import truncate_middle
-from llm import context_window
-from prompt.window import window_budget
-from providers.context_window import kept_default_max_tokens, reply_cap
+from prompt.summary import (
+    OBSERVATION_PREFIX,
+    SUMMARY_SYSTEM,
+    SummaryRejectedError,
+    Turn,
+    chunks,
+    summary_messages,
+)
+from prompt.tokens import TokenEstimator
+from prompt.window import DEFAULT_BUDGET, default_budget
 from tools.notes import Notes
 from tools.safe_open import WorkspacePathError, replace_file
 
-DEFAULT_BUDGET = 32_000  # tokens, when neither --context-budget nor the model's window is known
 OBSERVATION_SHARE = 0.25  # of the budget: the most one observation may take in the prompt
 SUMMARY_SHARE = 0.2  # of the budget: the most the running summary may take ...
 MAX_SUMMARY_TOKENS = 4_000  # ... and never more than this
 REFOLD_TARGET = 0.6  # after folding, the prompt should be back under this share, so folds are rare
 NOTE_RESERVE_CHARS = 400  # room left for the note the agent may append to the last user message
-OBSERVATION_PREFIX = "Observation: "
-
-SUMMARY_SYSTEM = """You keep the working notes of a research assistant that is partway through a task.
-You are not the assistant: do not call tools, do not answer the task, and never write "Thought:", \
-"Action:" or "Final Answer:".
-Merge the previous notes and the new steps into one updated set of notes that lets the assistant carry on \
-without the original steps. Keep every fact that may matter with its exact figures, names and dates, and \
-the source (URL or file) it came from. Never invent anything. Write plain text under these headings:
-Facts found: each fact with its source (URL or workspace file).
-Sources visited: URLs and files already read or tried, so they are not fetched again.
-Failed attempts: what failed and why.
-Still to find: what the task still needs.
-Partial answer: the answer so far, if any."""
 
 
 class ContextBudgetError(LLMError):
@@ -47,73 +37,6 @@ class ContextBudgetError(LLMError):
                          f"context budget of {budget:,}; raise --context-budget or shorten the task")
         self.needed = needed
         self.budget = budget
-
-
-class SummaryRejectedError(Exception):
-    """A summary came back empty or larger than its share of the budget (kept as data, never raised)."""
-
-    def __init__(self, reason: str, tokens: int = 0) -> None:
-        super().__init__(reason)
-        self.tokens = tokens
-
-
-class TokenEstimator:
-    """An offline token count: about chars/4 plus a per-message overhead, calibrated per model."""
-
-    CHARS_PER_TOKEN = 4.0
-    PER_MESSAGE = 4  # role markers and separators most chat formats add around each message
-    PRIMING = 3  # the tokens that open the reply
-    MIN_RATIO, MAX_RATIO = 0.75, 4.0  # reported/estimated outside this range is a bad report, not a tokenizer
-    SMOOTHING = 0.5  # weight of the newest report in the running ratio
-
-    def __init__(self) -> None:
-        self.ratios: dict[str, float] = {}
-
-    def ratio(self, model: str | None = None) -> float:
-        """reported/estimated for this model; the largest known (the safe side) when it has no reports."""
-        if model is not None and model in self.ratios:
-            return self.ratios[model]
-        return max(self.ratios.values(), default=1.0)
-
-    def raw(self, chars: int, messages: int) -> float:
-        """The uncalibrated estimate for this many characters spread over this many messages."""
-        return chars / self.CHARS_PER_TOKEN + messages * self.PER_MESSAGE + (self.PRIMING if messages else 0)
-
-    def count(self, chars: int, messages: int, model: str | None = None) -> int:
-        """The calibrated estimate for this many characters in this many messages."""
-        return math.ceil(self.raw(chars, messages) * self.ratio(model))
-
-    def tokens(self, messages: list[Message], model: str | None = None) -> int:
-        """Estimated prompt tokens of these messages."""
-        return self.count(sum(len(m["content"]) for m in messages), len(messages), model)
-
-    def text_tokens(self, text: str, model: str | None = None) -> int:
-        """Estimated tokens of a piece of text inside a message."""
-        return self.count(len(text), 0, model)
-
-    def chars_for(self, tokens: float, model: str | None = None) -> int:
-        """How many characters fit in this many tokens."""
-        return max(int(tokens * self.CHARS_PER_TOKEN / self.ratio(model)), 0)
-
-    def calibrate(self, messages: list[Message], reported: int, model: str = "") -> None:
-        """Move this model's ratio toward reported/estimated (reports of 0 mean 'unknown' and are ignored)."""
-        estimated = self.raw(sum(len(m["content"]) for m in messages), len(messages))
-        if reported <= 0 or estimated <= 0:
-            return
-        observed = min(max(reported / estimated, self.MIN_RATIO), self.MAX_RATIO)
-        old = self.ratios.get(model)
-        self.ratios[model] = observed if old is None else old + self.SMOOTHING * (observed - old)
-
-
-@dataclass
-class Turn:
-    """One step as the model sees it: its completion and the observation (full text kept for saving)."""
-
-    step: int
-    assistant: str
-    observation: str
-    full: str
-    saved: str | None = None  # workspace-relative path of the saved full observation
 
 
 class Memory:
@@ -320,37 +243,14 @@ class Memory:
         room = self._summary_room(task, max(self.summary_tokens, self.estimator.text_tokens(self.summary)))
         if room < 1000:  # a huge task leaves no room to summarize anything: drop instead
             return []
-        chunks: list[list[Turn]] = []
-        used = room
-        for turn in turns:
-            size = min(len(self._step_text(turn, room)), room)
-            if used + size > room:
-                chunks.append([])
-                used = 0
-            chunks[-1].append(turn)
-            used += size
-        return chunks
-
-    def _step_text(self, turn: Turn, room: int) -> str:
-        """A step as the summarizer reads it: the full observation, cut only to fit its prompt."""
-        head = f"### Step {turn.step}\n{turn.assistant}\n{OBSERVATION_PREFIX}"
-        tail = f"\n(full text saved in {turn.saved})" if turn.saved else ""
-        return head + truncate_middle(turn.full, max(room - len(head) - len(tail), 1)) + tail
-
-    def _summary_messages(self, task: str, turns: list[Turn], room: int) -> list[Message]:
-        steps = "\n\n".join(self._step_text(t, room) for t in turns)
-        words = int(self.summary_tokens * 0.6)
-        user = (f"## Task\n{task}\n\n## Previous notes\n{self.summary or '(none yet)'}\n\n"
-                f"## New steps to fold in\n{steps}\n\n## Instructions\nWrite the updated notes, at most "
-                f"about {words} words. Keep what the previous notes say unless the new steps correct it.")
-        return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": user}]
+        return chunks(turns, room)
 
     def _summarize(self, task: str, turns: list[Turn]) -> str | None:
         """One summarization call; None (with the reason kept in summary_errors) when it fails."""
         assert self.summarizer is not None
         previous = self.estimator.text_tokens(self.summary, self.summary_model or self.model)
         room = self._summary_room(task, previous)
-        messages = self._summary_messages(task, turns, room)
+        messages = summary_messages(task, self.summary, turns, room, self.summary_tokens)
         try:
             completion = self.summarizer.complete(messages, max_tokens=self.summary_tokens, temperature=0)
         except LLMFatalError as exc:  # the summary model is unusable: stop trying for this task
@@ -380,20 +280,6 @@ class Memory:
             self.summary_errors.append(SummaryRejectedError(reason, tokens))
             return None
         return text
-
-
-def default_budget(settings: Settings, model_spec: str) -> int:
-    """--context-budget, else a safe share of the model's window minus the completion, else 32k."""
-    # A local server's window is asked for even with --context-budget: a prompt over it is warned about.
-    local = local_window(model_spec, settings)
-    if settings.context_budget:
-        return settings.context_budget
-    window = local or context_window(model_spec, settings.prices_file)
-    if not window:
-        return DEFAULT_BUDGET
-    # A local server's reply is sized to its window (providers/context_window.py): the prompt gets the rest.
-    reply = reply_cap(settings.max_tokens, window, kept_default_max_tokens(settings)) if local else settings.max_tokens
-    return window_budget(window, reply)
 
 
 def memory_for_task(settings: Settings, llm: ChatModel, workspace: Path | None, model_spec: str) -> Memory:

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache",),
     ("tools",),
     ("prompt",),
+    ("outcome",),
     ("agent",),
     ("telemetry",),
     ("run",),
