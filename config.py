@@ -12,7 +12,7 @@ from typing import Any
 
 from core.envfile import read_dotenv
 from core.errors import ConfigError
-from core.values import comma_list, entries, number, parse_bool, whole
+from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
@@ -42,7 +42,7 @@ _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurr
           "max_cost": "--max-cost", "max_run_cost": "--max-run-cost", "max_tokens_per_task": "--max-tokens-per-task",
           "rpm": "--rpm", "tpm": "--tpm", "max_tokens": "--max-tokens", "keep_workspaces": "--keep-workspaces",
           "answer_style": "--answer-style", "sandbox": "--sandbox", "verify_claims": "--verify-claims",
-          "executor": "--executor"}
+          "executor": "--executor", "docs_dirs": "--docs"}
 
 
 def setting_name(field: str) -> str:
@@ -133,6 +133,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("scrape_max_bytes", ("SCRAPE_MAX_BYTES",), whole),
     ("scrape_timeout", ("SCRAPE_TIMEOUT",), number),
     ("search", ("AGENT_SEARCH",), parse_bool),
+    ("docs_dirs", ("AGENT_DOCS",), paths),
     ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
     ("user_agent", ("SCRAPE_USER_AGENT",), str),
     ("ignore_robots", ("SCRAPE_IGNORE_ROBOTS",), parse_bool),
@@ -221,6 +222,7 @@ class Settings:
     scrape_max_bytes: int = 10_000_000
     scrape_timeout: float = 30.0
     search: bool = True  # off (AGENT_SEARCH=0, --no-search): no search tool, and check_setup does not probe it
+    docs_dirs: tuple[Path, ...] = ()  # --docs: the user's document folders search_docs finds passages in
     verify_claims: str = "off"  # model: the model also judges each cited claim against its source's passage
     user_agent: str | None = None  # None: "Mozilla/5.0 (compatible; react-research-agent/VERSION; ...)"
     ignore_robots: bool = False  # --ignore-robots: fetch what robots.txt disallows
@@ -314,6 +316,9 @@ def _validate(s: Settings) -> None:
             raise ConfigError(f"{setting_name(name)} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
                               f"not {getattr(s, name)!r}", name)
     _validate_search(s)
+    for folder in s.docs_dirs:
+        if not folder.is_dir():
+            raise ConfigError(f"{setting_name('docs_dirs')} {folder}: no such folder", "docs_dirs")
 
 
 def _validate_search(s: Settings) -> None:

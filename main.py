@@ -85,19 +85,27 @@ def _research(argv: list[str]) -> int:
     return guarded(lambda: research(argv, research_parser(), settings_from_args))
 
 
+def _docs(argv: list[str]) -> int:
+    """`main.py docs index DIR` / `docs search DIR QUERY`: a document folder's index, by hand."""
+    from tools.docs_cli import main as docs  # start-up: only this command needs it
+
+    return guarded(lambda: docs(argv))
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache,
                                                       "ask": _ask, "chat": _chat, "runs": _runs}
 SUBCOMMANDS["ui"] = _ui
 SUBCOMMANDS["research"] = _research
+SUBCOMMANDS["docs"] = _docs
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line flags, in groups; every default not given here comes from config.py."""
     p = ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
-                                    "(and results.html). Other commands: ask, chat, research, runs, report, "
-                                    "cache, serve-mcp, ui.",
+                                    "(and results.html). Other commands: ask, chat, research, docs, runs, "
+                                    "report, cache, serve-mcp, ui.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.variables = flag_variables()  # a bad value's error names the flag and its variable
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")
@@ -192,6 +200,9 @@ def _tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--docs", action="append", dest="docs_dirs", type=Path, metavar="DIR",
+                   help="a folder of your documents the agent searches with search_docs, citing file and page "
+                        "(repeatable; AGENT_DOCS)")
     p.add_argument("--search-backends", metavar="LIST", help="comma list: search engines to ask in this order, "
                    "the next when one fails (serper, brave, tavily, searxng, duckduckgo)")
     p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")
@@ -290,6 +301,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,
         "verify_claims": args.verify_claims, "search": args.search,
+        "docs_dirs": tuple(args.docs_dirs or ()) or None,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
         "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),

@@ -7,7 +7,9 @@ superscript '²' passes str.isdigit, and neither is a number a user meant to typ
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -17,6 +19,11 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-
 def entries(value: str) -> tuple[str, ...]:
     """Entries separated by `;` or new lines (for values such as command lines that contain commas)."""
     return tuple(item.strip() for item in value.replace("\n", ";").split(";") if item.strip())
+
+
+def paths(value: str) -> tuple[Path, ...]:
+    """Folders separated by the system's path separator (`:` here, `;` on Windows), `;` or new lines."""
+    return tuple(Path(item) for item in entries(value.replace(os.pathsep, ";")))
 
 
 def comma_list(value: str) -> tuple[str, ...]:

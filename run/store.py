@@ -315,7 +315,8 @@ def public_settings(settings: Settings) -> dict[str, Any]:
             value = _strip_credentials(value)
         elif f.name == "mcp_servers":
             value = [entry.split("=", 1)[0] for entry in value]
-        out[f.name] = str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+        out[f.name] = str(value) if isinstance(value, Path) else \
+            [str(v) if isinstance(v, Path) else v for v in value] if isinstance(value, tuple) else value
     return out
 
 

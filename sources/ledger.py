@@ -46,6 +46,11 @@ class Source:
             f"[{self.n}] {self.url}"
 
 
+def placed(url: str) -> str:
+    """The line a tool writes where the numbered header of the source at `url` belongs: `[#] url`."""
+    return f"[#] {url}"
+
+
 _TRAILING = ".,;:!?)]}>'\"”’*_`"
 
 
@@ -84,11 +89,18 @@ class SourceLedger:
         self._by_key: dict[str, Source] = {}
 
     def observe(self, observation: str, reads: list[Read]) -> str:
-        """Note what a tool call read; the observation with `[n] Title — URL` lines for those sources on top."""
+        """Note what a tool call read; the observation with `[n] Title — URL` lines for those sources on top,
+        or in place of each `placed(url)` line the tool wrote (search_docs heads each passage with its source)."""
         headers = []
         for read in reads:
             source = self.note(read, observation)
-            if source is not None and source.read and source.header() not in headers:
+            if source is None or not source.read:
+                continue
+            mark = placed(read.url)
+            if mark in observation.splitlines():
+                observation = "\n".join(source.header() if line == mark else line
+                                         for line in observation.split("\n"))
+            elif source.header() not in headers:
                 headers.append(source.header())
         return "\n".join(headers) + "\n" + observation if headers else observation
 

@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("providers",),
     ("llm",),
     ("cache",),
+    ("docindex",),
     ("tools",),
     ("prompt",),
     ("outcome",),

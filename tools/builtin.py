@@ -12,6 +12,7 @@ from types import ModuleType
 from config import Settings, inherited_environment
 from core.errors import ConfigError
 from tools.base import Tool
+from tools.docsearch import SearchDocsTool
 from tools.edit_file import EditFileTool
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
@@ -31,12 +32,13 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), scrape, browser, python, shell, read_file, write_file,
+    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), search_docs (with --docs), scrape, browser, python, shell, read_file, write_file,
     edit_file, list_files, look, transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those
     that cannot serve here: look and watch without a vision model, transcribe without a speech model, browser
     without Playwright or with SCRAPE_RENDER=off)."""
     return [
         *([SearchTool(settings)] if settings.search else []),
+        *([SearchDocsTool(settings)] if settings.docs_dirs else []),  # --docs: the user's own documents
         ScrapeTool(workspace, settings),
         *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
         BrowserTool(workspace, settings),

@@ -153,6 +153,24 @@ def text_pdf_bytes(marker: str) -> bytes:
                  b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
 
 
+def pages_pdf_bytes(pages: list[list[str]]) -> bytes:
+    """A PDF with one page per entry, each line of it a line of the page's text layer (Helvetica, 11 pt)."""
+    count = len(pages)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids.encode(), count)]
+    font = 3 + 2 * count
+    for lines in pages:
+        escaped = [line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") for line in lines]
+        body = "BT /F1 11 Tf 14 TL 56 760 Td " + " ".join(f"({line}) Tj T*" for line in escaped) + " ET"
+        stream = body.encode("latin-1", "replace")
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >>"
+                       b" /Contents %d 0 R >>" % (font, len(objects) + 2))
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return _pdf(objects)
+
+
 def scanned_pdf_bytes() -> bytes:
     """A one-page PDF with no text layer (only a drawn rectangle), like a scan."""
     stream = b"0 0 1 rg 100 100 200 200 re f"

@@ -44,18 +44,25 @@ def _open(body: bytes) -> tuple[Any, int]:
         raise ConversionError(f"could not read the PDF: {exc}") from exc
 
 
-def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
-    """The text of a PDF with '--- page N ---' markers, and its page count; ConversionError when unreadable."""
+def pdf_pages(body: bytes, pages: str | None = None) -> tuple[list[tuple[int, str]], int]:
+    """(page number, text) of each page asked for (all by default), and the page count; ConversionError when
+    the PDF cannot be read. A page pypdf cannot extract gives a bracketed note instead of its text."""
     reader, count = _open(body)
     numbers = parse_pages(pages, count) if pages else list(range(1, count + 1))
-    parts = []
+    out = []
     for number in numbers:
         try:
             text = reader.pages[number - 1].extract_text() or ""
         except Exception as exc:  # noqa: BLE001 - pypdf raises many types on odd pages; keep the rest
             text = f"[could not extract text from this page: {exc}]"
-        parts.append(f"--- page {number} ---\n{text.strip()}")
-    return "\n\n".join(parts), count
+        out.append((number, text.strip()))
+    return out, count
+
+
+def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:
+    """The text of a PDF with '--- page N ---' markers, and its page count; ConversionError when unreadable."""
+    found, count = pdf_pages(body, pages)
+    return "\n\n".join(f"--- page {number} ---\n{text}" for number, text in found), count
 
 
 def pdf_markdown(data: bytes) -> tuple[str, int, bool]:

@@ -1,0 +1,207 @@
+"""One folder's index: SQLite FTS5 with BM25, stored outside the folder, updated by path, size and mtime."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docindex.passages import Unit, fts_query, passages
+from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
+
+SCHEMA_VERSION = 1
+Reader = Callable[[str, bytes], Sequence[Unit]]  # (relative path, bytes) -> the document's pages or sections
+Progress = Callable[[int, int, str], None]  # (files done, files to read, the current one)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', pages INTEGER NOT NULL DEFAULT 0,
+    first_passage INTEGER NOT NULL DEFAULT 0, last_passage INTEGER NOT NULL DEFAULT -1);
+CREATE TABLE IF NOT EXISTS units (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, label TEXT NOT NULL,
+    text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS units_file ON units(file_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(body, place, unit_id UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2');
+"""
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+class Unreadable(Exception):  # noqa: N818 - a reason, not a failure: the file is skipped, named with it
+    """A reader's answer for a file it does not read (a scanned PDF, an image): the reason it is skipped."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One passage found: its file (relative to the folder), the page or section, the passage, the whole page's
+    text (what a claim citing it is checked against) and its BM25 score (lower is better)."""
+
+    path: str
+    label: str
+    passage: str
+    page_text: str
+    score: float
+
+    @property
+    def place(self) -> str:
+        """`report.pdf, p. 3`, `notes.md, § Budget`, or the path alone."""
+        return f"{self.path}, {self.label}" if self.label else self.path
+
+
+@dataclass
+class IndexReport:
+    """What one update did: files seen, read anew, dropped, left as they were; passages and pages; skipped."""
+
+    files: int = 0
+    unchanged: int = 0
+    new: list[str] = field(default_factory=list)  # relative paths read for the first time
+    changed: list[str] = field(default_factory=list)  # read again: their size or modification time changed
+    removed: list[str] = field(default_factory=list)  # gone from the folder (or now skipped): dropped
+    pages: int = 0
+    passages: int = 0
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> relative paths
+    seconds: float = 0.0
+
+    def any_change(self) -> bool:
+        """True when a file was read anew or dropped."""
+        return bool(self.new or self.changed or self.removed)
+
+
+def index_path(folder: Path, base: Path) -> Path:
+    """Where the index of `folder` lives under `base` (the run store's docindex/), keyed by its resolved path."""
+    real = folder.resolve()
+    digest = hashlib.sha256(str(real).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", real.name)[:40] or "root"
+    return base / f"{name}-{digest}.sqlite"
+
+
+class DocIndex:
+    """The index of one folder, stored in `db`; `update` brings it up to date, `search` finds passages."""
+
+    def __init__(self, folder: Path, db: Path, reader: Reader, suffixes: frozenset[str],
+                 max_bytes: int = MAX_FILE_BYTES) -> None:
+        self.folder = folder.resolve()
+        self.db = db
+        self.reader = reader
+        self.suffixes = suffixes
+        self.max_bytes = max_bytes
+        with _locks_guard:
+            self._lock = _locks.setdefault(str(db.resolve()), threading.Lock())
+
+    def _connect(self) -> sqlite3.Connection:
+        self.db.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.executescript(_SCHEMA)
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA_VERSION):
+            raise sqlite3.DatabaseError(f"{self.db} was written by another version; remove it to rebuild")
+        con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        return con
+
+    def update(self, progress: Progress | None = None) -> IndexReport:
+        """Read new and changed files, drop removed ones; the report of what was done (and what is skipped)."""
+        started = time.perf_counter()
+        report = IndexReport()
+        exclude = self.db.parent.resolve()
+        with self._lock, closing(self._connect()) as con:
+            known = {row[0]: (row[1], row[2], row[3]) for row in
+                     con.execute("SELECT path, size, mtime_ns, id FROM files")}
+            entries = list(walk(self.folder, self.suffixes, self.max_bytes, exclude))
+            seen = {e.rel for e in entries}
+            todo = []
+            for entry in entries:
+                old = known.get(entry.rel)
+                if entry.skip:
+                    report.skipped.setdefault(entry.skip, []).append(entry.rel)
+                    if old is not None:
+                        self._drop(con, old[2])
+                        report.removed.append(entry.rel)
+                elif old is not None and old[:2] == (entry.size, entry.mtime_ns):
+                    report.unchanged += 1
+                else:
+                    todo.append(entry)
+            for path, (_, _, file_id) in known.items():
+                if path not in seen:
+                    self._drop(con, file_id)
+                    report.removed.append(path)
+            for done, entry in enumerate(todo):
+                if progress is not None:
+                    progress(done, len(todo), entry.rel)
+                self._read(con, entry, known.get(entry.rel), report)
+            if progress is not None and todo:
+                progress(len(todo), len(todo), "")
+            self._totals(con, report)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _totals(self, con: sqlite3.Connection, report: IndexReport) -> None:
+        report.files = con.execute("SELECT count(*) FROM files WHERE skip = ''").fetchone()[0]
+        report.pages = con.execute("SELECT coalesce(sum(pages), 0) FROM files").fetchone()[0]
+        report.passages = con.execute("SELECT count(*) FROM passages").fetchone()[0]
+        for path, skip in con.execute("SELECT path, skip FROM files WHERE skip != '' ORDER BY path"):
+            report.skipped.setdefault(skip, []).append(path)
+
+    @staticmethod
+    def _drop(con: sqlite3.Connection, file_id: int, own_transaction: bool = True) -> None:
+        """Remove a file with its units and passages (its passages' rowids are one range: written together)."""
+        if own_transaction:
+            con.execute("BEGIN IMMEDIATE")
+        con.execute("DELETE FROM passages WHERE rowid BETWEEN (SELECT first_passage FROM files WHERE id = ?) "
+                    "AND (SELECT last_passage FROM files WHERE id = ?)", (file_id, file_id))
+        con.execute("DELETE FROM units WHERE file_id = ?", (file_id,))
+        con.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        if own_transaction:
+            con.execute("COMMIT")
+
+    def _read(self, con: sqlite3.Connection, entry: Entry, old: tuple[int, int, int] | None,
+              report: IndexReport) -> None:
+        skip, units = "", []
+        try:
+            units = list(self.reader(entry.rel, open_inside(self.folder, entry.rel)))
+            if not any(u.text.strip() for u in units):
+                skip = "no text found"
+        except Unreadable as exc:
+            skip = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a damaged file is skipped and named, the rest is indexed
+            skip = f"could not be read ({type(exc).__name__})"
+        con.execute("BEGIN IMMEDIATE")
+        if old is not None:
+            self._drop(con, old[2], own_transaction=False)
+        first = con.execute("SELECT coalesce(max(rowid), 0) + 1 FROM passages").fetchone()[0]
+        cur = con.execute("INSERT INTO files (path, size, mtime_ns, skip, pages) VALUES (?, ?, ?, ?, ?)",
+                          (entry.rel, entry.size, entry.mtime_ns, skip, 0 if skip else len(units)))
+        file_id = cur.lastrowid
+        for unit in [] if skip else units:
+            unit_id = con.execute("INSERT INTO units (file_id, label, text) VALUES (?, ?, ?)",
+                                  (file_id, unit.label, unit.text)).lastrowid
+            place = f"{entry.rel} {unit.label}"
+            con.executemany("INSERT INTO passages (body, place, unit_id) VALUES (?, ?, ?)",
+                            [(p, place, unit_id) for p in passages(unit.text)])
+        last = con.execute("SELECT coalesce(max(rowid), 0) FROM passages").fetchone()[0]
+        con.execute("UPDATE files SET first_passage = ?, last_passage = ? WHERE id = ?", (first, last, file_id))
+        con.execute("COMMIT")
+        (report.new if old is None else report.changed).append(entry.rel)
+
+    def search(self, query: str, k: int = 8) -> list[Hit]:
+        """The k best passages for the words of `query` (BM25; the file name and page count for less)."""
+        match = fts_query(query)
+        if not match or k < 1:
+            return []
+        with closing(self._connect()) as con:
+            rows = con.execute(
+                "SELECT p.body, u.label, u.text, f.path, p.score FROM (SELECT body, unit_id, "
+                "bm25(passages, 1.0, 0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) p "
+                "JOIN units u ON u.id = p.unit_id JOIN files f ON f.id = u.file_id ORDER BY p.score",
+                (match, k)).fetchall()
+        return [Hit(path, label, body, text, score) for body, label, text, path, score in rows]
+
+    def size_bytes(self) -> int:
+        """The index's size on disk (the database and its write-ahead log)."""
+        return sum(p.stat().st_size for p in self.db.parent.glob(self.db.name + "*") if p.is_file())

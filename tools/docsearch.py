@@ -1,0 +1,95 @@
+"""search_docs: the best passages of the user's own documents (--docs DIR), each cited to its file and page.
+
+The index of each folder is docindex/'s (SQLite FTS5, BM25), handed this package's readers
+(tools/documents/units.py); it is brought up to date on a task's first search. Every passage found is a
+source of the task, `[n] report.pdf, p. 3`, whose text for the citation check is the whole page (or section).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from config import Settings
+from core.errors import ToolError
+from docindex import DocIndex, Hit, index_path
+from sources.ledger import Read, placed
+from tools.base import Tool, ToolOutput
+from tools.documents.units import SUFFIXES, read_units
+
+DEFAULT_HITS, MAX_HITS = 8, 20
+
+
+def index_dir(settings: Settings) -> Path:
+    """Where the document indexes live: the run store's docindex/ folder (never inside a document folder)."""
+    return settings.runs_dir / "docindex"
+
+
+def folder_index(folder: Path, settings: Settings) -> DocIndex:
+    """The index of one document folder, with the readers of tools/documents/."""
+    return DocIndex(folder, index_path(folder, index_dir(settings)), read_units, SUFFIXES)
+
+
+def hit_place(hit: Hit, prefix: str) -> str:
+    """How a hit is cited: `report.pdf, p. 3`; with several folders, `FOLDER/report.pdf, p. 3`."""
+    return f"{prefix}/{hit.place}" if prefix else hit.place
+
+
+class SearchDocsTool(Tool):
+    """Full-text search over the passages of the user's document folders (--docs DIR)."""
+
+    name = "search_docs"
+    brief = "Search the user's own documents; each passage comes with its file and page to cite."
+    description = (
+        "Search the user's own documents (the folders given with --docs): the best passages for your words, each "
+        "under a numbered source line `[n] FILE, p. N` (or its section) that you cite as [n]. Write keywords "
+        "a passage would contain (names, figures, terms), not a question; search again with other words if "
+        "the first passages do not hold the answer.")
+    parameters = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Words the passage would contain."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_HITS,
+                  "description": f"How many passages (default {DEFAULT_HITS})."},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, settings: Settings) -> None:
+        several = len(settings.docs_dirs) > 1
+        self.indexes = [(folder.resolve().name if several else "", folder_index(folder, settings))
+                        for folder in settings.docs_dirs]
+        self._fresh = False
+        self._lock = threading.Lock()
+
+    def _update(self) -> None:
+        """Bring every folder's index up to date, once per task (its first search)."""
+        with self._lock:
+            if self._fresh:
+                return
+            for _, index in self.indexes:
+                if not index.folder.is_dir():
+                    raise ToolError(f"the document folder {index.folder} is gone")
+                index.update()
+            self._fresh = True
+
+    def run(self, **kwargs: Any) -> ToolOutput:
+        """The k best passages for the query, each headed by its source's line."""
+        query = str(kwargs.get("query") or "").strip()
+        k = min(max(int(kwargs.get("k") or DEFAULT_HITS), 1), MAX_HITS)
+        if not query:
+            raise ToolError("query is empty: give the words a passage would contain")
+        self._update()
+        hits = sorted(((hit, prefix) for prefix, index in self.indexes for hit in index.search(query, k)),
+                      key=lambda pair: pair[0].score)[:k]
+        if not hits:
+            return ToolOutput(f"No passage of the documents holds these words: {query!r}. Try other words "
+                              "(a name, a figure, a term the documents would use).")
+        blocks, reads = [], []
+        for hit, prefix in hits:
+            place = hit_place(hit, prefix)
+            blocks.append(f"{placed(place)}\n{hit.passage}")
+            reads.append(Read(place, text=hit.page_text))
+        return ToolOutput("\n\n".join(blocks), read=reads)
