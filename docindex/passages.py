@@ -8,9 +8,10 @@ from dataclasses import dataclass
 PASSAGE_CHARS = 1_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words too common to rank by: left out of the query so that "what is the ..." does not match every passage.
-_STOP = frozenset(
-    "a an and are as at be but by did do does for from had has have how i if in into is it its of on or "
-    "that the their there these they this to was were what when where which who why will with".split())
+_STOP = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "there",
+    "these", "they", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "will", "with"})
 MAX_QUERY_TERMS = 32
 
 
@@ -66,14 +67,16 @@ def fts_query(question: str) -> str:
     return " OR ".join(f'"{w}"' for w in unique)
 
 
-def sections(markdown: str, heading_level: int = 6) -> list[Unit]:
-    """Markdown split at its headings (levels 1..heading_level) into units labelled '§ Heading'; text before the
-    first heading is a unit with no label."""
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+def sections(markdown: str) -> list[Unit]:
+    """Markdown split at its headings into units labelled '§ Heading'; text before the first heading is a unit
+    with no label."""
     units: list[Unit] = []
-    label, lines = "", []
-    pattern = re.compile(r"^#{1,%d}\s+(.+?)\s*#*\s*$" % heading_level)
+    label, lines = "", list[str]()
     for line in markdown.splitlines():
-        match = pattern.match(line)
+        match = _HEADING.match(line)
         if match and lines and any(x.strip() for x in lines):
             units.append(Unit(label, "\n".join(lines).strip()))
             lines = []
@@ -90,7 +93,7 @@ def line_units(text: str, size: int = 8 * PASSAGE_CHARS) -> list[Unit]:
     a short text is one unit with no label."""
     if len(text) <= size:
         return [Unit("", text)] if text.strip() else []
-    units, start, chunk = [], 1, []
+    units, start, chunk = list[Unit](), 1, list[str]()
     used = 0
     for number, line in enumerate(text.splitlines(), start=1):
         if chunk and used + len(line) > size:

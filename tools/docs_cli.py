@@ -89,7 +89,8 @@ def progress_bar() -> Iterator[Progress | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
 
     with Bar(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
              TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
