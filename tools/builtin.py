@@ -34,8 +34,8 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     """search, wikipedia and arxiv (unless AGENT_SEARCH=0), search_docs (with --docs), scrape, browser, python,
     shell, read_file, write_file, edit_file, list_files, look, transcribe, watch and notes, sharing one workspace
-    (a ToolRegistry withholds those that cannot serve here: look and watch without a vision model, transcribe without a speech model, browser
-    without Playwright or with SCRAPE_RENDER=off)."""
+    (a ToolRegistry withholds those that cannot serve here: look and watch without a vision model, transcribe
+    without a speech model, browser without Playwright or with SCRAPE_RENDER=off)."""
     return [
         *([SearchTool(settings)] if settings.search else []),
         *([SearchDocsTool(settings)] if settings.docs_dirs else []),  # --docs: the user's own documents
