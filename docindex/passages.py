@@ -71,13 +71,13 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
 def sections(markdown: str) -> list[Unit]:
-    """Markdown split at its headings into units labelled '§ Heading'; text before the first heading is a unit
-    with no label."""
+    """Markdown split at its headings into units labelled '§ Heading' (the last of headings with nothing between
+    them); text before the first heading is a unit with no label."""
     units: list[Unit] = []
     label, lines = "", list[str]()
     for line in markdown.splitlines():
         match = _HEADING.match(line)
-        if match and lines and any(x.strip() for x in lines):
+        if match and any(x.strip() and not _HEADING.match(x) for x in lines):  # a heading alone joins the next
             units.append(Unit(label, "\n".join(lines).strip()))
             lines = []
         if match:

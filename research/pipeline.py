@@ -149,7 +149,8 @@ class Research:
         """The stored plan (--resume), else one planning call; the question itself when it gives none."""
         if stored and stored.get("sub_questions"):
             return [SubQuestion(i, str(q)) for i, q in enumerate(stored["sub_questions"], start=1)]
-        prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files])
+        prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files],
+                             docs=bool(self.settings.docs_dirs), web=self.settings.search)
         try:
             subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, self.breadth)
             if not subs:

@@ -6,7 +6,7 @@ import re
 
 LEAST, MOST = 3, 8  # sub-questions the prompt asks for by default; --breadth N asks for at most N
 PROMPT = """You plan a piece of research. Break the question below into {span} sub-questions that can each be \
-researched on the web on its own and that together answer the question.{files}
+researched {where} on its own and that together answer the question.{files}
 
 Question: {question}
 
@@ -16,13 +16,15 @@ _EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # escape sequences and the like: never printed, never a task
 
 
-def plan_prompt(question: str, breadth: int, files: list[str]) -> str:
+def plan_prompt(question: str, breadth: int, files: list[str], docs: bool = False, web: bool = True) -> str:
     """The planning call's prompt: asks for LEAST to `breadth` sub-questions (exactly `breadth` when it is
-    smaller than LEAST)."""
+    smaller than LEAST); with `docs` (--docs), researched in the user's documents too, or alone without `web`."""
     span = f"{min(LEAST, breadth)} to {breadth}" if breadth > min(LEAST, breadth) else f"{breadth}"
     attached = f"\nThe files {', '.join(files)} come with the question; each sub-question's research can read " \
                "them." if files else ""
-    return PROMPT.format(span=span, files=attached, question=question.strip())
+    where = "on the web" if not docs else "in the user's own documents (searched with search_docs)" + \
+        (" and on the web" if web else "")
+    return PROMPT.format(span=span, where=where, files=attached, question=question.strip())
 
 
 def parse_plan(reply: str, breadth: int) -> list[str]:

@@ -1,0 +1,166 @@
+"""Research over the user's own documents (--docs DIR), through main.py as a user runs it: a scripted model
+searches a folder with search_docs, cites what it found, and the citation check reads the page it cited."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+from tests.fakes.cli import clean_env, run_main
+from tests.fakes.deep_research import Sub, World
+from tests.fakes.documents import pages_pdf_bytes
+from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.providers import openai_reply
+
+MODEL = "openai:gpt-4.1-mini"
+PAGES = [["Port of Halden annual report", "Prepared by the harbour authority."],
+         ["The harbour authority employs 212 people.", "Its board meets four times a year."],
+         ["Traffic", "The harbour handled 38.6 million tonnes of cargo in 2019."],
+         ["Outlook", "The authority expects growth once the new berth opens."]]
+PLANTED = "planted-secret-7f3a"  # in every file that must never be indexed, with the words the model searches
+
+
+def minutes_docx() -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Board minutes", level=1)
+    document.add_paragraph("The board approved a budget of 7.5 million euros for the new quay.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def folder(tmp: Path) -> Path:
+    """A document folder with a PDF, a Word file and Markdown notes, and what must never be returned: a .env,
+    a file in a dot-folder and a link to a file outside the folder (each holding the searched words)."""
+    docs = tmp / "docs"
+    (docs / ".private").mkdir(parents=True)
+    (docs / "harbour-report.pdf").write_bytes(pages_pdf_bytes(PAGES))
+    (docs / "minutes.docx").write_bytes(minutes_docx())
+    (docs / "notes.md").write_text("# Notes\n\n## Dredging\n\nDredging will deepen the channel to 16.5 metres.\n")
+    bait = f"cargo tonnes quay budget dredging channel {PLANTED} OPENAI_API_KEY=sk-{PLANTED}\n"
+    (docs / ".env").write_text(bait)
+    (docs / ".private" / "keys.md").write_text(bait)
+    (tmp / "outside.md").write_text(bait)
+    os.symlink(tmp / "outside.md", docs / "linked.md")
+    return docs
+
+
+def act(query: str) -> str:
+    return f'Thought: look in the documents\nAction: search_docs\nAction Input: {json.dumps({"query": query})}'
+
+
+QUERIES = ["cargo tonnes 2019", "quay budget", "dredging channel", f"{PLANTED} OPENAI_API_KEY secret"]
+
+
+def answer(transcript: str) -> str:
+    """The final answer, citing each fact by the number its observation gave its page (as a model reads them)."""
+    def n(place: str) -> str:
+        found = re.search(r"\[(\d+)\] " + re.escape(place) + r"\n", transcript)
+        assert found, f"no numbered source line for {place}"
+        return found.group(1)
+
+    pdf, docx_, md = n("harbour-report.pdf, p. 3"), n("minutes.docx, § Board minutes"), n("notes.md, § Dredging")
+    return (f"Final Answer: The harbour handled 38.6 million tonnes of cargo in 2019 [{pdf}]. The board approved a "
+            f"budget of 7.5 million euros for the new quay [{docx_}]. Dredging will deepen the channel to 16.5 "
+            f"metres [{md}]. In 2019 the harbour handled 41.2 million tonnes of cargo [{pdf}].")
+
+
+def test_facts_are_cited_to_their_file_and_page_and_a_wrong_figure_is_flagged(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    seen: list[str] = []
+
+    def model(req: Request) -> Response:
+        messages = req.json()["messages"]
+        transcript = "\n".join(str(m["content"]) for m in messages)
+        seen.append(transcript)
+        turns = sum(1 for m in messages if m["role"] == "assistant")
+        return openai_reply(act(QUERIES[turns]) if turns < len(QUERIES) else answer(transcript))
+
+    (tmp_path / "tasks.txt").write_text("What do the Port of Halden's documents say about cargo and the quay?\n")
+    with LoopbackServer(model) as server:
+        proc = run_main(tmp_path, "tasks.txt", "--model", MODEL, "--docs", str(docs), "-q",
+                        env=clean_env(server, AGENT_SEARCH="0"))
+    assert proc.returncode == 0, proc.stderr
+    last = seen[-1]
+    # each passage is headed by its numbered source line; the fact is on page 3 only
+    assert re.search(r"\[\d+\] harbour-report\.pdf, p\. 3\nTraffic\nThe harbour handled 38\.6 million", last)
+    assert all(f"harbour-report.pdf, p. {page}" not in last for page in (1, 2, 4))  # no searched word there
+    assert f"sk-{PLANTED}" not in last and "outside" not in last and "linked.md" not in last and ".private" not in last
+    assert "No passage of the documents holds these words" in last  # the planted words' search found nothing
+    record = json.loads((tmp_path / "results.jsonl").read_text())
+    urls = [s["url"] for s in record["sources"]]
+    assert urls == ["harbour-report.pdf, p. 3", "minutes.docx, § Board minutes", "notes.md, § Dredging"]
+    assert [(c["n"], c["verdict"]) for c in record["citations"]] == [
+        (1, "supported"), (2, "supported"), (3, "supported"), (1, "unsupported")]  # 41.2 is on no page
+    results = (tmp_path / "results.md").read_text()
+    assert "harbour-report.pdf, p. 3" in results and "minutes.docx, § Board minutes" in results
+    assert PLANTED not in results
+    index_files = list((tmp_path / "runs" / "docindex").glob("docs-*.sqlite"))
+    assert len(index_files) == 1 and not any(p.name.endswith(".sqlite") for p in docs.rglob("*"))
+    assert PLANTED.encode() not in index_files[0].read_bytes()  # never stored either
+
+
+def test_docs_index_names_what_changed_between_two_runs_and_what_it_skipped(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    (docs / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    first = run_main(tmp_path, "docs", "index", str(docs))
+    assert first.returncode == 0, first.stderr
+    assert "3 files, 6 pages or sections" in first.stdout and "new 3, changed 0, removed 0" in first.stdout
+    assert "a format no reader reads (1): photo.png" in first.stdout
+    assert "a link leading out of the folder (1): linked.md" in first.stdout
+    assert ".env" not in first.stdout and ".private" not in first.stdout  # never even listed
+
+    notes = docs / "notes.md"
+    notes.write_text("# Notes\n\n## Dredging\n\nDredging will deepen the channel to 17.2 metres by 2027.\n")
+    os.utime(notes, (notes.stat().st_atime, notes.stat().st_mtime + 5))
+    (docs / "minutes.docx").unlink()
+    second = run_main(tmp_path, "docs", "index", str(docs))
+    assert second.returncode == 0, second.stderr
+    assert "new 0, changed 1, removed 1, unchanged 1" in second.stdout
+    assert "changed: notes.md" in second.stdout and "removed: minutes.docx" in second.stdout
+    found = run_main(tmp_path, "docs", "search", str(docs), "dredging channel depth")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("1. notes.md, § Dredging\n") and "17.2 metres" in found.stdout
+    assert "16.5" not in found.stdout
+
+
+def test_a_query_cannot_use_fts_syntax_or_reach_outside_the_folder(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    for query in ['NEAR("cargo" "tonnes") OR *', 'cargo" OR "x', "body:cargo ^tonnes -quay", "../outside.md"]:
+        proc = run_main(tmp_path, "docs", "search", str(docs), query)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and PLANTED not in proc.stdout
+    proc = run_main(tmp_path, "docs", "search", str(docs), "\x1b]0;owned\x07 cargo")
+    assert "\x1b" not in proc.stdout and "harbour-report.pdf, p. 3" in proc.stdout
+
+
+def test_a_missing_docs_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = run_main(tmp_path, "ask", "anything", "--model", MODEL, "--docs", str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: --docs / AGENT_DOCS {tmp_path / 'nope'}: no such folder"
+
+
+def test_research_runs_offline_over_the_documents_alone(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    plan = ["How much cargo did the harbour handle in 2019?", "How deep will the channel be dredged?"]
+    world = World("What do the harbour's documents say about cargo and dredging?", plan, {
+        plan[0]: Sub(["docs:cargo tonnes"], "The harbour handled 38.6 million tonnes of cargo in 2019 [1]."),
+        plan[1]: Sub(["docs:dredging channel"], "Dredging will deepen the channel to 16.5 metres [1].")}, {},
+        writer=lambda prompt: ("## Cargo\n\nThe harbour handled 38.6 million tonnes of cargo in 2019 [1].\n\n"
+                               "## Dredging\n\nDredging will deepen the channel to 16.5 metres [2].\n"))
+    with LoopbackServer(world) as server:
+        world.base = server.url
+        proc = run_main(tmp_path, "research", world.question, "-o", "report.md", "--model", MODEL, "--docs",
+                        str(docs), env=clean_env(server, AGENT_SEARCH="0", AGENT_MAX_RETRIES="0"))
+    assert proc.returncode == 0, proc.stderr
+    assert "in the user's own documents (searched with search_docs) on its own" in world.prompts["plan"][0]
+    assert world.calls == {"plan": 1, "task": 4, "write": 1}
+    report = (tmp_path / "report.md").read_text()
+    assert "**2 claims: 2 supported, 0 unsupported" in report
+    assert "harbour-report.pdf, p. 3" in report and "notes.md, § Dredging" in report
+    assert "http" not in report.split("## Sources", 1)[-1]  # documents only: no page of the web
