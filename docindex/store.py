@@ -16,6 +16,7 @@ from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
 SCHEMA_VERSION = 1
+COMMIT_EVERY = 1.0  # seconds of indexing per transaction: fast, and another writer waits at most about this
 Reader = Callable[[str, bytes], Sequence[Unit]]  # (relative path, bytes) -> the document's pages or sections
 Progress = Callable[[int, int, str], None]  # (files done, files to read, the current one)
 _SCHEMA = """
@@ -30,6 +31,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(body, place, unit_id UNIN
 """
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+
+def _begin(con: sqlite3.Connection) -> None:
+    """Start a write transaction unless one is open (update commits a batch of files at a time)."""
+    if not con.in_transaction:
+        con.execute("BEGIN IMMEDIATE")
 
 
 class Unreadable(Exception):  # noqa: N818 - a reason, not a failure: the file is skipped, named with it
@@ -90,20 +97,37 @@ class DocIndex:
         self.reader = reader
         self.suffixes = suffixes
         self.max_bytes = max_bytes
+        self._ready = False
+        self._read_con: sqlite3.Connection | None = None
         with _locks_guard:
             self._lock = _locks.setdefault(str(db.resolve()), threading.Lock())
 
     def _connect(self) -> sqlite3.Connection:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
-        con.execute("PRAGMA journal_mode=WAL")
+        if not self._ready:
+            con.execute("PRAGMA journal_mode=WAL")
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                con.close()
+                raise sqlite3.DatabaseError(f"{self.db} was written by another version; remove it to rebuild")
+            con.executescript(_SCHEMA)
+            con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._ready = True
         con.execute("PRAGMA synchronous=NORMAL")
-        con.executescript(_SCHEMA)
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, SCHEMA_VERSION):
-            raise sqlite3.DatabaseError(f"{self.db} was written by another version; remove it to rebuild")
-        con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return con
+
+    def _reader(self) -> sqlite3.Connection:
+        """The connection searches share (opened once: a connection's set-up costs more than a query)."""
+        if self._read_con is None:
+            self._read_con = self._connect()
+        return self._read_con
+
+    def close(self) -> None:
+        """Close the searches' connection (update opens and closes its own)."""
+        if self._read_con is not None:
+            self._read_con.close()
+            self._read_con = None
 
     def update(self, progress: Progress | None = None) -> IndexReport:
         """Read new and changed files, drop removed ones; the report of what was done (and what is skipped)."""
@@ -131,10 +155,16 @@ class DocIndex:
                 if path not in seen:
                     self._drop(con, file_id)
                     report.removed.append(path)
+            committed = time.perf_counter()
             for done, entry in enumerate(todo):
                 if progress is not None:
                     progress(done, len(todo), entry.rel)
                 self._read(con, entry, known.get(entry.rel), report)
+                if time.perf_counter() - committed > COMMIT_EVERY:  # a batch of files per transaction
+                    con.execute("COMMIT")
+                    committed = time.perf_counter()
+            if con.in_transaction:
+                con.execute("COMMIT")
             if progress is not None and todo:
                 progress(len(todo), len(todo), "")
             self._totals(con, report)
@@ -149,16 +179,13 @@ class DocIndex:
             report.skipped.setdefault(skip, []).append(path)
 
     @staticmethod
-    def _drop(con: sqlite3.Connection, file_id: int, own_transaction: bool = True) -> None:
+    def _drop(con: sqlite3.Connection, file_id: int) -> None:
         """Remove a file with its units and passages (its passages' rowids are one range: written together)."""
-        if own_transaction:
-            con.execute("BEGIN IMMEDIATE")
+        _begin(con)
         con.execute("DELETE FROM passages WHERE rowid BETWEEN (SELECT first_passage FROM files WHERE id = ?) "
                     "AND (SELECT last_passage FROM files WHERE id = ?)", (file_id, file_id))
         con.execute("DELETE FROM units WHERE file_id = ?", (file_id,))
         con.execute("DELETE FROM files WHERE id = ?", (file_id,))
-        if own_transaction:
-            con.execute("COMMIT")
 
     def _read(self, con: sqlite3.Connection, entry: Entry, old: tuple[int, int, int] | None,
               report: IndexReport) -> None:
@@ -171,9 +198,9 @@ class DocIndex:
             skip = str(exc)
         except Exception as exc:  # noqa: BLE001 - a damaged file is skipped and named, the rest is indexed
             skip = f"could not be read ({type(exc).__name__})"
-        con.execute("BEGIN IMMEDIATE")
+        _begin(con)
         if old is not None:
-            self._drop(con, old[2], own_transaction=False)
+            self._drop(con, old[2])
         first = con.execute("SELECT coalesce(max(rowid), 0) + 1 FROM passages").fetchone()[0]
         cur = con.execute("INSERT INTO files (path, size, mtime_ns, skip, pages) VALUES (?, ?, ?, ?, ?)",
                           (entry.rel, entry.size, entry.mtime_ns, skip, 0 if skip else len(units)))
@@ -186,7 +213,6 @@ class DocIndex:
                             [(p, place, unit_id) for p in passages(unit.text)])
         last = con.execute("SELECT coalesce(max(rowid), 0) FROM passages").fetchone()[0]
         con.execute("UPDATE files SET first_passage = ?, last_passage = ? WHERE id = ?", (first, last, file_id))
-        con.execute("COMMIT")
         (report.new if old is None else report.changed).append(entry.rel)
 
     def search(self, query: str, k: int = 8) -> list[Hit]:
@@ -194,11 +220,13 @@ class DocIndex:
         match = fts_query(query)
         if not match or k < 1:
             return []
-        with closing(self._connect()) as con:
-            rows = con.execute(
-                "SELECT p.body, u.label, u.text, f.path, p.score FROM (SELECT body, unit_id, "
-                "bm25(passages, 1.0, 0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) p "
-                "JOIN units u ON u.id = p.unit_id JOIN files f ON f.id = u.file_id ORDER BY p.score",
+        with self._lock:
+            rows = self._reader().execute(
+                # the best rowids first (the sort carries no text), then their passages, pages and files
+                "SELECT p.body, u.label, u.text, f.path, top.score FROM (SELECT rowid AS id, bm25(passages, 1.0, "
+                "0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) top "
+                "JOIN passages p ON p.rowid = top.id JOIN units u ON u.id = p.unit_id "
+                "JOIN files f ON f.id = u.file_id ORDER BY top.score",
                 (match, k)).fetchall()
         return [Hit(path, label, body, text, score) for body, label, text, path, score in rows]
 
