@@ -133,28 +133,10 @@ class DocIndex:
         """Read new and changed files, drop removed ones; the report of what was done (and what is skipped)."""
         started = time.perf_counter()
         report = IndexReport()
-        exclude = self.db.parent.resolve()
         with self._lock, closing(self._connect()) as con:
             known = {row[0]: (row[1], row[2], row[3]) for row in
                      con.execute("SELECT path, size, mtime_ns, id FROM files")}
-            entries = list(walk(self.folder, self.suffixes, self.max_bytes, exclude))
-            seen = {e.rel for e in entries}
-            todo = []
-            for entry in entries:
-                old = known.get(entry.rel)
-                if entry.skip:
-                    report.skipped.setdefault(entry.skip, []).append(entry.rel)
-                    if old is not None:
-                        self._drop(con, old[2])
-                        report.removed.append(entry.rel)
-                elif old is not None and old[:2] == (entry.size, entry.mtime_ns):
-                    report.unchanged += 1
-                else:
-                    todo.append(entry)
-            for path, (_, _, file_id) in known.items():
-                if path not in seen:
-                    self._drop(con, file_id)
-                    report.removed.append(path)
+            todo = self._plan(con, known, report)
             committed = time.perf_counter()
             for done, entry in enumerate(todo):
                 if progress is not None:
@@ -170,6 +152,26 @@ class DocIndex:
             self._totals(con, report)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _plan(self, con: sqlite3.Connection, known: dict[str, tuple[int, int, int]],
+              report: IndexReport) -> list[Entry]:
+        """The files to read (new or changed by size or mtime); removed and now-skipped ones are dropped."""
+        entries = list(walk(self.folder, self.suffixes, self.max_bytes, self.db.parent.resolve()))
+        readable = {e.rel for e in entries if not e.skip}
+        todo = []
+        for entry in entries:
+            old = known.get(entry.rel)
+            if entry.skip:
+                report.skipped.setdefault(entry.skip, []).append(entry.rel)
+            elif old is not None and old[:2] == (entry.size, entry.mtime_ns):
+                report.unchanged += 1
+            else:
+                todo.append(entry)
+        for path, (_, _, file_id) in known.items():
+            if path not in readable:  # gone, or now skipped (a link out, grown over the limit)
+                self._drop(con, file_id)
+                report.removed.append(path)
+        return todo
 
     def _totals(self, con: sqlite3.Connection, report: IndexReport) -> None:
         report.files = con.execute("SELECT count(*) FROM files WHERE skip = ''").fetchone()[0]
