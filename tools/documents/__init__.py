@@ -1,7 +1,9 @@
 """Documents as text: HTML pages, PDF, Office files, spreadsheets, EPUB, ZIP, JSON and XML as Markdown.
 
 Owns format detection (detect.py), conversion (convert.py and one module per family: pdf, office,
-sheets, archives, text), the main content of an HTML page (page_text.py, mended by extraction_choice.py)
-and read_file's paging of a converted document (reading.py). It reads bytes it is given and never fetches:
-tools/web imports it, not the other way round. May import core, config and the tools base modules.
+sheets, archives, text), the main content of an HTML page (page_text.py, mended by extraction_choice.py),
+read_file's paging of a converted document (reading.py), and a document cut into the units the document
+index cites (units.py: PDF pages, slides, sheets, sections). It reads bytes it is given and never fetches:
+tools/web imports it, not the other way round. May import core, config, docindex (Unit, Unreadable) and the
+tools base modules.
 """
