@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from tests.fakes.cli import clean_env, run_main
-from tests.fakes.deep_research import Sub, World
+from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.documents import pages_pdf_bytes
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
@@ -164,3 +164,41 @@ def test_research_runs_offline_over_the_documents_alone(tmp_path: Path) -> None:
     assert "**2 claims: 2 supported, 0 unsupported" in report
     assert "harbour-report.pdf, p. 3" in report and "notes.md, § Dredging" in report
     assert "http" not in report.split("## Sources", 1)[-1]  # documents only: no page of the web
+
+
+def test_with_web_search_on_a_report_cites_a_page_and_a_document_side_by_side(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    plan = ["How much freight does the Rhine carry?", "How much cargo did the harbour handle in 2019?"]
+    world = World("How do Rhine freight and Halden cargo compare?", plan, {
+        plan[0]: Sub(["/rhine"], "The Rhine carried 187 million tonnes of freight in 2022 [1]."),
+        plan[1]: Sub(["docs:cargo tonnes"], "The harbour handled 38.6 million tonnes of cargo in 2019 [1].")},
+        {"/rhine": page("Rhine freight", "The Rhine carried 187 million tonnes of freight in 2022.")},
+        writer=lambda prompt: ("## Freight\n\nThe Rhine carried 187 million tonnes of freight in 2022 [1]. "
+                               "The harbour handled 38.6 million tonnes of cargo in 2019 [2].\n"))
+    with LoopbackServer(world) as server:
+        world.base = server.url
+        proc = run_main(tmp_path, "research", world.question, "-o", "report.md", "--model", MODEL, "--docs",
+                        str(docs), env=clean_env(server, SCRAPE_ALLOW_PRIVATE_URLS="1", SCRAPE_HOST_GAP="0",
+                                                 AGENT_MAX_RETRIES="0"))
+    assert proc.returncode == 0, proc.stderr
+    assert "in the user's own documents (searched with search_docs) and on the web" in world.prompts["plan"][0]
+    report = (tmp_path / "report.md").read_text()
+    assert "**2 claims: 2 supported, 0 unsupported" in report
+    sources = report.split("## Sources", 1)[1]
+    assert f"1. [Rhine freight](<{server.url}/rhine>)" in sources and "2. `harbour-report.pdf, p. 3`" in sources
+
+
+def test_ask_with_docs_answers_from_the_folder_and_lists_the_page(tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+
+    def model(req: Request) -> Response:
+        messages = req.json()["messages"]
+        if sum(1 for m in messages if m["role"] == "assistant") == 0:
+            return openai_reply(act("cargo tonnes"))
+        return openai_reply("Final Answer: The harbour handled 38.6 million tonnes of cargo in 2019 [1].")
+
+    with LoopbackServer(model) as server:
+        proc = run_main(tmp_path, "ask", "How much cargo did the harbour handle in 2019?", "--model", MODEL, "-q",
+                        env=clean_env(server, AGENT_DOCS=str(docs), AGENT_SEARCH="0"))
+    assert proc.returncode == 0, proc.stderr
+    assert "38.6 million tonnes" in proc.stdout and "harbour-report.pdf, p. 3" in proc.stdout
