@@ -39,6 +39,12 @@ def _begin(con: sqlite3.Connection) -> None:
         con.execute("BEGIN IMMEDIATE")
 
 
+def _last_rowid(con: sqlite3.Connection) -> int:
+    """The highest passage rowid (0 for none); `ORDER BY rowid DESC` reads one row, FTS5's max() scans them all."""
+    row = con.execute("SELECT rowid FROM passages ORDER BY rowid DESC LIMIT 1").fetchone()
+    return int(row[0]) if row else 0
+
+
 class Unreadable(Exception):  # noqa: N818 - a reason, not a failure: the file is skipped, named with it
     """A reader's answer for a file it does not read (a scanned PDF, an image): the reason it is skipped."""
 
@@ -72,6 +78,7 @@ class IndexReport:
     pages: int = 0
     passages: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> relative paths
+    pending: int = 0  # files still to read when the update's time budget ran out
     seconds: float = 0.0
 
     def any_change(self) -> bool:
@@ -91,8 +98,10 @@ class DocIndex:
     """The index of one folder, stored in `db`; `update` brings it up to date, `search` finds passages."""
 
     def __init__(self, folder: Path, db: Path, reader: Reader, suffixes: frozenset[str],
-                 max_bytes: int = MAX_FILE_BYTES) -> None:
+                 max_bytes: int = MAX_FILE_BYTES, exclude: Path | None = None) -> None:
+        """`exclude`: a folder never indexed were it inside `folder` (the run store); default the index's own."""
         self.folder = folder.resolve()
+        self.exclude = (exclude or db.parent).resolve()
         self.db = db
         self.reader = reader
         self.suffixes = suffixes
@@ -129,8 +138,10 @@ class DocIndex:
             self._read_con.close()
             self._read_con = None
 
-    def update(self, progress: Progress | None = None) -> IndexReport:
-        """Read new and changed files, drop removed ones; the report of what was done (and what is skipped)."""
+    def update(self, progress: Progress | None = None, budget: float | None = None) -> IndexReport:
+        """Read new and changed files, drop removed ones; the report of what was done (and what is skipped).
+        With a `budget` (seconds), reading stops once it is spent: what was read is kept, `pending` counts the
+        rest, and the next update goes on from there."""
         started = time.perf_counter()
         report = IndexReport()
         with self._lock, closing(self._connect()) as con:
@@ -139,6 +150,9 @@ class DocIndex:
             todo = self._plan(con, known, report)
             committed = time.perf_counter()
             for done, entry in enumerate(todo):
+                if budget is not None and time.perf_counter() - started > budget:
+                    report.pending = len(todo) - done
+                    break
                 if progress is not None:
                     progress(done, len(todo), entry.rel)
                 self._read(con, entry, known.get(entry.rel), report)
@@ -156,7 +170,7 @@ class DocIndex:
     def _plan(self, con: sqlite3.Connection, known: dict[str, tuple[int, int, int]],
               report: IndexReport) -> list[Entry]:
         """The files to read (new or changed by size or mtime); removed and now-skipped ones are dropped."""
-        entries = list(walk(self.folder, self.suffixes, self.max_bytes, self.db.parent.resolve()))
+        entries = list(walk(self.folder, self.suffixes, self.max_bytes, self.exclude))
         readable = {e.rel for e in entries if not e.skip}
         todo = []
         for entry in entries:
@@ -167,9 +181,9 @@ class DocIndex:
                 report.unchanged += 1
             else:
                 todo.append(entry)
-        for path, (_, _, file_id) in known.items():
+        for path in known:
             if path not in readable:  # gone, or now skipped (a link out, grown over the limit)
-                self._drop(con, file_id)
+                self._drop(con, path)
                 report.removed.append(path)
         return todo
 
@@ -181,13 +195,16 @@ class DocIndex:
             report.skipped.setdefault(skip, []).append(path)
 
     @staticmethod
-    def _drop(con: sqlite3.Connection, file_id: int) -> None:
-        """Remove a file with its units and passages (its passages' rowids are one range: written together)."""
+    def _drop(con: sqlite3.Connection, path: str) -> None:
+        """Remove a file with its units and passages (its passages' rowids are one range: written together). By
+        path, inside the write transaction: another process may have re-read the file since this one looked."""
         _begin(con)
-        con.execute("DELETE FROM passages WHERE rowid BETWEEN (SELECT first_passage FROM files WHERE id = ?) "
-                    "AND (SELECT last_passage FROM files WHERE id = ?)", (file_id, file_id))
-        con.execute("DELETE FROM units WHERE file_id = ?", (file_id,))
-        con.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        row = con.execute("SELECT id, first_passage, last_passage FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        con.execute("DELETE FROM passages WHERE rowid BETWEEN ? AND ?", (row[1], row[2]))
+        con.execute("DELETE FROM units WHERE file_id = ?", (row[0],))
+        con.execute("DELETE FROM files WHERE id = ?", (row[0],))
 
     def _read(self, con: sqlite3.Connection, entry: Entry, old: tuple[int, int, int] | None,
               report: IndexReport) -> None:
@@ -201,9 +218,8 @@ class DocIndex:
         except Exception as exc:  # noqa: BLE001 - a damaged file is skipped and named, the rest is indexed
             skip = f"could not be read ({type(exc).__name__})"
         _begin(con)
-        if old is not None:
-            self._drop(con, old[2])
-        first = con.execute("SELECT coalesce(max(rowid), 0) + 1 FROM passages").fetchone()[0]
+        self._drop(con, entry.rel)
+        first = _last_rowid(con) + 1
         cur = con.execute("INSERT INTO files (path, size, mtime_ns, skip, pages) VALUES (?, ?, ?, ?, ?)",
                           (entry.rel, entry.size, entry.mtime_ns, skip, 0 if skip else len(units)))
         file_id = cur.lastrowid
@@ -213,7 +229,7 @@ class DocIndex:
             place = f"{entry.rel} {unit.label}"
             con.executemany("INSERT INTO passages (body, place, unit_id) VALUES (?, ?, ?)",
                             [(p, place, unit_id) for p in passages(unit.text)])
-        last = con.execute("SELECT coalesce(max(rowid), 0) FROM passages").fetchone()[0]
+        last = _last_rowid(con)
         con.execute("UPDATE files SET first_passage = ?, last_passage = ? WHERE id = ?", (first, last, file_id))
         (report.new if old is None else report.changed).append(entry.rel)
 

@@ -13,12 +13,14 @@ from typing import Any
 
 from config import Settings
 from core.errors import ToolError
+from core.text import terminal_safe
 from docindex import DocIndex, Hit, index_path
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
 from tools.documents.units import SUFFIXES, read_units
 
 DEFAULT_HITS, MAX_HITS = 8, 20
+UPDATE_BUDGET = 60.0  # seconds of indexing in one call (the tool's own time limit defaults to 300)
 
 
 def index_dir(settings: Settings) -> Path:
@@ -27,13 +29,16 @@ def index_dir(settings: Settings) -> Path:
 
 
 def folder_index(folder: Path, settings: Settings) -> DocIndex:
-    """The index of one document folder, with the readers of tools/documents/."""
-    return DocIndex(folder, index_path(folder, index_dir(settings)), read_units, SUFFIXES)
+    """The index of one document folder, with the readers of tools/documents/; the run store is never indexed
+    (`--docs .` where runs/ lives)."""
+    return DocIndex(folder, index_path(folder, index_dir(settings)), read_units, SUFFIXES,
+                    exclude=settings.runs_dir)
 
 
 def hit_place(hit: Hit, prefix: str) -> str:
-    """How a hit is cited: `report.pdf, p. 3`; with several folders, `FOLDER/report.pdf, p. 3`."""
-    return f"{prefix}/{hit.place}" if prefix else hit.place
+    """How a hit is cited: `report.pdf, p. 3`; with several folders, `FOLDER/report.pdf, p. 3`. On one line
+    whatever the file is named (a name with a new line could otherwise forge another source's line)."""
+    return terminal_safe(f"{prefix}/{hit.place}" if prefix else hit.place, one_line=True)
 
 
 class SearchDocsTool(Tool):
@@ -64,16 +69,20 @@ class SearchDocsTool(Tool):
         self._fresh = False
         self._lock = threading.Lock()
 
-    def _update(self) -> None:
-        """Bring every folder's index up to date, once per task (its first search)."""
+    def _update(self) -> str:
+        """Bring every folder's index up to date, once per task (its first search); within UPDATE_BUDGET seconds a
+        call, so that a large new folder is indexed over several calls. A note when files remain to be read."""
         with self._lock:
             if self._fresh:
-                return
+                return ""
+            pending = 0
             for _, index in self.indexes:
                 if not index.folder.is_dir():
                     raise ToolError(f"the document folder {index.folder} is gone")
-                index.update()
-            self._fresh = True
+                pending += index.update(budget=UPDATE_BUDGET).pending
+            self._fresh = not pending
+        return (f"\n\n(The documents are still being indexed: {pending:,} file(s) not read yet. Search again for "
+                "passages from them.)") if pending else ""
 
     def run(self, **kwargs: Any) -> ToolOutput:
         """The k best passages for the query, each headed by its source's line."""
@@ -81,15 +90,15 @@ class SearchDocsTool(Tool):
         k = min(max(int(kwargs.get("k") or DEFAULT_HITS), 1), MAX_HITS)
         if not query:
             raise ToolError("query is empty: give the words a passage would contain")
-        self._update()
+        note = self._update()
         hits = sorted(((hit, prefix) for prefix, index in self.indexes for hit in index.search(query, k)),
                       key=lambda pair: pair[0].score)[:k]
         if not hits:
             return ToolOutput(f"No passage of the documents holds these words: {query!r}. Try other words "
-                              "(a name, a figure, a term the documents would use).")
+                              "(a name, a figure, a term the documents would use)." + note)
         blocks, reads = [], []
         for hit, prefix in hits:
             place = hit_place(hit, prefix)
             blocks.append(f"{placed(place)}\n{hit.passage}")
             reads.append(Read(place, text=hit.page_text))
-        return ToolOutput("\n\n".join(blocks), read=reads)
+        return ToolOutput("\n\n".join(blocks) + note, read=reads)
