@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.cli import clean_env, run_main
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.documents import pages_pdf_bytes
@@ -202,3 +204,38 @@ def test_ask_with_docs_answers_from_the_folder_and_lists_the_page(tmp_path: Path
                         env=clean_env(server, AGENT_DOCS=str(docs), AGENT_SEARCH="0"))
     assert proc.returncode == 0, proc.stderr
     assert "38.6 million tonnes" in proc.stdout and "harbour-report.pdf, p. 3" in proc.stdout
+
+
+def test_a_large_new_folder_is_indexed_over_several_calls_and_says_so(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from config import Settings
+    from tools import docsearch
+
+    docs = folder(tmp_path)
+    settings = Settings(docs_dirs=(docs,), runs_dir=tmp_path / "runs")
+    monkeypatch.setattr(docsearch, "UPDATE_BUDGET", 0.0)  # the budget is spent before the first file
+    first = docsearch.SearchDocsTool(settings).run(query="cargo tonnes")
+    assert "still being indexed: 3 file(s) not read yet" in first.text and not first.read
+    monkeypatch.setattr(docsearch, "UPDATE_BUDGET", 60.0)
+    second = docsearch.SearchDocsTool(settings).run(query="cargo tonnes")
+    assert "still being indexed" not in second.text
+    assert [r.url for r in second.read] == ["harbour-report.pdf, p. 3"]
+
+
+def test_two_commands_indexing_one_folder_at_once_both_finish(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.fakes.cli import ROOT
+
+    docs = folder(tmp_path)
+    for i in range(60):
+        (docs / f"memo-{i:02d}.md").write_text(f"# Memo {i}\n\nThe memo number {i} mentions {i * 7} containers.\n")
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "main.py"), "docs", "index", str(docs)], cwd=tmp_path,
+                              env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert all("63 files, 66 pages or sections" in out for out, _ in outs)
+    again = run_main(tmp_path, "docs", "index", str(docs))
+    assert "new 0, changed 0, removed 0, unchanged 63" in again.stdout
