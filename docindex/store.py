@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT N
     mtime_ns INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', pages INTEGER NOT NULL DEFAULT 0,
     first_passage INTEGER NOT NULL DEFAULT 0, last_passage INTEGER NOT NULL DEFAULT -1);
 CREATE TABLE IF NOT EXISTS units (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, label TEXT NOT NULL,
-    text TEXT NOT NULL);
+    first_passage INTEGER NOT NULL, last_passage INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS units_file ON units(file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(body, place, unit_id UNINDEXED,
     tokenize = 'porter unicode61 remove_diacritics 2');
@@ -43,6 +43,12 @@ def _last_rowid(con: sqlite3.Connection) -> int:
     """The highest passage rowid (0 for none); `ORDER BY rowid DESC` reads one row, FTS5's max() scans them all."""
     row = con.execute("SELECT rowid FROM passages ORDER BY rowid DESC LIMIT 1").fetchone()
     return int(row[0]) if row else 0
+
+
+def _page_text(con: sqlite3.Connection, first: int, last: int) -> str:
+    """A page's (unit's) text: its passages in order."""
+    rows = con.execute("SELECT body FROM passages WHERE rowid BETWEEN ? AND ? ORDER BY rowid", (first, last))
+    return "\n\n".join(row[0] for row in rows)
 
 
 class Unreadable(Exception):  # noqa: N818 - a reason, not a failure: the file is skipped, named with it
@@ -224,11 +230,14 @@ class DocIndex:
                           (entry.rel, entry.size, entry.mtime_ns, skip, 0 if skip else len(units)))
         file_id = cur.lastrowid
         for unit in [] if skip else units:
-            unit_id = con.execute("INSERT INTO units (file_id, label, text) VALUES (?, ?, ?)",
-                                  (file_id, unit.label, unit.text)).lastrowid
+            # the page's text is not stored twice: its passages, in order, give it back (page_text)
+            start = _last_rowid(con) + 1
+            unit_id = con.execute("INSERT INTO units (file_id, label, first_passage, last_passage) "
+                                  "VALUES (?, ?, ?, ?)", (file_id, unit.label, start, start - 1)).lastrowid
             place = f"{entry.rel} {unit.label}"
             con.executemany("INSERT INTO passages (body, place, unit_id) VALUES (?, ?, ?)",
                             [(p, place, unit_id) for p in passages(unit.text)])
+            con.execute("UPDATE units SET last_passage = ? WHERE id = ?", (_last_rowid(con), unit_id))
         last = _last_rowid(con)
         con.execute("UPDATE files SET first_passage = ?, last_passage = ? WHERE id = ?", (first, last, file_id))
         (report.new if old is None else report.changed).append(entry.rel)
@@ -239,14 +248,15 @@ class DocIndex:
         if not match or k < 1:
             return []
         with self._lock:
-            rows = self._reader().execute(
+            con = self._reader()
+            rows = con.execute(
                 # the best rowids first (the sort carries no text), then their passages, pages and files
-                "SELECT p.body, u.label, u.text, f.path, top.score FROM (SELECT rowid AS id, bm25(passages, 1.0, "
-                "0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) top "
+                "SELECT p.body, u.label, u.first_passage, u.last_passage, f.path, top.score FROM (SELECT rowid AS id, "
+                "bm25(passages, 1.0, 0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) top "
                 "JOIN passages p ON p.rowid = top.id JOIN units u ON u.id = p.unit_id "
-                "JOIN files f ON f.id = u.file_id ORDER BY top.score",
-                (match, k)).fetchall()
-        return [Hit(path, label, body, text, score) for body, label, text, path, score in rows]
+                "JOIN files f ON f.id = u.file_id ORDER BY top.score", (match, k)).fetchall()
+            return [Hit(path, label, body, _page_text(con, first, last), score)
+                    for body, label, first, last, path, score in rows]
 
     def size_bytes(self) -> int:
         """The index's size on disk (the database and its write-ahead log)."""
