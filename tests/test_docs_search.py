@@ -141,6 +141,21 @@ def test_a_query_cannot_use_fts_syntax_or_reach_outside_the_folder(tmp_path: Pat
     assert "\x1b" not in proc.stdout and "harbour-report.pdf, p. 3" in proc.stdout
 
 
+def test_a_pipe_a_link_to_a_device_and_an_escape_sequence_in_a_name_neither_hang_nor_reach_the_terminal(
+        tmp_path: Path) -> None:
+    docs = folder(tmp_path)
+    os.mkfifo(docs / "pipe.txt")  # opening it would block forever
+    os.symlink("/dev/zero", docs / "zero.txt")
+    (docs / "\x1b]0;owned\x07 cargo.md").write_text("Cargo ledger: 12 tonnes.\n")
+    proc = run_main(tmp_path, "docs", "index", str(docs))
+    assert proc.returncode == 0, proc.stderr
+    assert "not a regular file (1): pipe.txt" in proc.stdout
+    assert "a link leading out of the folder (2): linked.md, zero.txt" in proc.stdout
+    assert "\x1b" not in proc.stdout and "4 files" in proc.stdout
+    found = run_main(tmp_path, "docs", "search", str(docs), "cargo ledger")
+    assert "\x1b" not in found.stdout and "1. \\x1b]0;owned\\x07 cargo.md" in found.stdout
+
+
 def test_a_missing_docs_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = run_main(tmp_path, "ask", "anything", "--model", MODEL, "--docs", str(tmp_path / "nope"))
     assert proc.returncode == 2
