@@ -218,6 +218,28 @@ FACTS = [
     ("Medics at Saint Aubin hospital performed 1,050 hip replacements in 2023.",
      "How many hips were replaced at Saint Aubin last year?"),
 ]
+# (article id prefix, words of a real sentence of it, a question about that sentence in other words): facts the
+# articles hold themselves, written after the planted set's figure was printed; nothing was tuned on them.
+REAL = [
+    ("3c5bf8db", "Monthly Notices of the Royal Astronomical Society",
+     "Which journal will publish the astronomers' two papers?"),
+    ("92101975", "25 senior trophies", "How many trophies has Jose Mourinho won in his career?"),
+    ("c50845a7", "selected 11 companies", "How many companies did the agency choose in May to build prototypes?"),
+    ("287e4d9f", "Save $31", "How much cheaper is the turquoise Switch Lite bundle with a Pokemon game?"),
+    ("d48aeb9c", "which I started in 2013", "When was the personal Instagram account first created?"),
+    ("156770d6", "3.8 percent", "What proportion of young people in South Dakota said they had used meth?"),
+    ("57b4dafd", "16 Kliniken", "Wie viele Kliniken umfasst das Partnernetzwerk?"),
+    ("aadb38e5", "10-speed automatic", "What kind of gearbox sends power to the rear wheels?"),
+    ("bc13ff87", "1,000 maintenance workers", "How many maintenance staff were told they would lose their jobs?"),
+    ("d605bdef", "third 90-day extension", "How many times has the license been extended?"),
+    ("432362af", "25 million people", "How many Europeans died in the Black Death?"),
+    ("bd673bd7", "two stairs at a time", "How hard was it for the patient to climb the stairs to bed?"),
+    ("ad9e9e59", "9x as cost-effective", "How does the grant compare with cash transfers in cost-effectiveness?"),
+    ("e1cd54e5", "$132,000 Grand Prix", "What is the prize money of the Grand Prix de Penn National?"),
+    ("776a1c04", "$449,000", "How much did the Department of Social Services pay the Minnesota advertising agency?"),
+    ("374ac9a5", "242 to 330 passengers", "How many passengers does the 787-9 seat?"),
+    ("264dc3ae", "7:14", "When did Parise score his first goal of the game?"),
+]
 PAGE_CHARS = 1_500
 
 
@@ -230,7 +252,8 @@ def recall(work: Path, rng: random.Random) -> None:
     if not truth.is_file():
         print(f"recall: {truth} not present; skipped")
         return
-    articles = [ascii_text(v["articleBody"]) for _, v in sorted(json.loads(truth.read_text()).items())]
+    items = sorted(json.loads(truth.read_text()).items())
+    articles = [ascii_text(v["articleBody"]) for _, v in items]
     pages_of = []
     for body in articles:
         chunks = passages(body, PAGE_CHARS)
@@ -262,6 +285,19 @@ def recall(work: Path, rng: random.Random) -> None:
           f"{report.passages} passages; first 15 questions {sum(first)}/15, held-out 15 {sum(held)}/15, "
           f"all {sum(found)}/{len(found)} ({sum(found) / len(found):.0%})")
     missed = [FACTS[f][1] for f, ok in enumerate(found) if not ok]
+    real = []
+    for prefix, words, question in REAL:
+        a = next(i for i, (key, _) in enumerate(items) if key.startswith(prefix))
+        page = next((p for p, text in enumerate(pages_of[a]) if words in " ".join(text.split())), None)
+        if page is None:
+            print(f"  (not on one page, left out: {words!r})")
+            continue
+        hits = index.search(question, 8)
+        real.append(any(h.path == f"article-{a:03d}.pdf" and h.label == f"p. {page + 1}" for h in hits))
+        if not real[-1]:
+            missed.append(question)
+    print(f"recall@8 of the page holding a real fact of the articles, questions in other words: "
+          f"{sum(real)}/{len(real)} ({sum(real) / max(len(real), 1):.0%})")
     for q in missed:
         print(f"  missed: {q}")
 
