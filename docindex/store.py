@@ -114,6 +114,7 @@ class DocIndex:
         self.max_bytes = max_bytes
         self._ready = False
         self._read_con: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()  # the searches' connection, one call at a time (updates have their own)
         with _locks_guard:
             self._lock = _locks.setdefault(str(db.resolve()), threading.Lock())
 
@@ -140,9 +141,10 @@ class DocIndex:
 
     def close(self) -> None:
         """Close the searches' connection (update opens and closes its own)."""
-        if self._read_con is not None:
-            self._read_con.close()
-            self._read_con = None
+        with self._read_lock:
+            if self._read_con is not None:
+                self._read_con.close()
+                self._read_con = None
 
     def update(self, progress: Progress | None = None, budget: float | None = None) -> IndexReport:
         """Read new and changed files, drop removed ones; the report of what was done (and what is skipped).
@@ -247,7 +249,7 @@ class DocIndex:
         match = fts_query(query)
         if not match or k < 1:
             return []
-        with self._lock:
+        with self._read_lock:
             con = self._reader()
             rows = con.execute(
                 # the best rowids first (the sort carries no text), then their passages, pages and files

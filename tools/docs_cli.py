@@ -50,8 +50,10 @@ def main(argv: list[str]) -> int:
             report = index.update(bar)
         print("\n".join(report_lines(index, report)))
         return 0
-    index.update()
+    with progress_bar() as bar:  # a folder never indexed is indexed first
+        index.update(bar)
     hits = index.search(args.query, max(args.k, 1))
+    index.close()
     if not hits:
         print(f"no passage holds these words: {terminal_safe(args.query, one_line=True)}")
     for n, hit in enumerate(hits, start=1):

@@ -84,6 +84,11 @@ class SearchDocsTool(Tool):
         return (f"\n\n(The documents are still being indexed: {pending:,} file(s) not read yet. Search again for "
                 "passages from them.)") if pending else ""
 
+    def close(self) -> None:
+        """The task is over: close the indexes' search connections."""
+        for _, index in self.indexes:
+            index.close()
+
     def run(self, **kwargs: Any) -> ToolOutput:
         """The k best passages for the query, each headed by its source's line."""
         query = str(kwargs.get("query") or "").strip()
