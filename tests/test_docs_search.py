@@ -156,6 +156,24 @@ def test_a_pipe_a_link_to_a_device_and_an_escape_sequence_in_a_name_neither_hang
     assert "\x1b" not in found.stdout and "1. \\x1b]0;owned\\x07 cargo.md" in found.stdout
 
 
+def test_slides_sheets_sections_and_lines_are_what_a_hit_cites(tmp_path: Path) -> None:
+    from tests.fakes import documents as fx
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deck.pptx").write_bytes(fx.pptx_bytes("ZEBRAPPTX"))  # in slide 2's speaker notes
+    (docs / "book.xlsx").write_bytes(fx.xlsx_bytes("ZEBRAXLSX"))  # on sheet Notes
+    (docs / "page.html").write_text("<html><body><article><h1>Report</h1><p>Intro text here.</p><h2>Findings</h2>"
+                                    "<p>The key finding is ZEBRAHTML.</p></article></body></html>")
+    (docs / "table.csv").write_text("city,population\nZEBRACSV,1200\nOslo,700000\n")
+    (docs / "log.txt").write_text("".join(f"line {i} of the log\n" for i in range(3000)) + "ZEBRATXT\n")
+    expected = {"ZEBRAPPTX": "deck.pptx, slide 2", "ZEBRAXLSX": "book.xlsx, sheet Notes",
+                "ZEBRAHTML": "page.html, § Findings", "ZEBRACSV": "table.csv", "ZEBRATXT": "log.txt, lines 2720-3001"}
+    for word, place in expected.items():
+        proc = run_main(tmp_path, "docs", "search", str(docs), word)
+        assert proc.stdout.startswith(f"1. {place}\n"), (word, proc.stdout, proc.stderr)
+
+
 def test_a_missing_docs_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = run_main(tmp_path, "ask", "anything", "--model", MODEL, "--docs", str(tmp_path / "nope"))
     assert proc.returncode == 2

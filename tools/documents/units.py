@@ -18,6 +18,7 @@ from tools.documents.pdf import pdf_pages
 
 UNIT_CHARS = 8 * PASSAGE_CHARS  # a section longer than this is cited by part, so a check reads a page's worth
 _SLIDE = re.compile(r"^## Slide (\d+)")
+_SHEET = re.compile(r"^§ Sheet: (.+?) \(\d+ rows x \d+ columns\)")
 
 
 def _pdf(data: bytes) -> list[Unit]:
@@ -49,6 +50,11 @@ def _sections(markdown: str) -> list[Unit]:
     return out
 
 
+def _sheets(markdown: str) -> list[Unit]:
+    """A workbook by sheet: `sheet Sales` (a long one by parts)."""
+    return [Unit(_SHEET.sub(lambda m: f"sheet {m.group(1)}", u.label), u.text) for u in _sections(markdown)]
+
+
 def _html(data: bytes) -> list[Unit]:
     return _sections(text.html_markdown(decode_text(data), recall=True))
 
@@ -57,9 +63,9 @@ _READERS: dict[str, Callable[[bytes], list[Unit]]] = {
     ".pdf": _pdf,
     ".docx": lambda data: _sections(office.docx_markdown(data)),
     ".pptx": _slides,
-    ".xlsx": lambda data: _sections(sheets.xlsx_markdown(data)),
-    ".xls": lambda data: _sections(sheets.xls_markdown(data)),
-    ".ods": lambda data: _sections(sheets.ods_markdown(data)),
+    ".xlsx": lambda data: _sheets(sheets.xlsx_markdown(data)),
+    ".xls": lambda data: _sheets(sheets.xls_markdown(data)),
+    ".ods": lambda data: _sheets(sheets.ods_markdown(data)),
     ".html": _html, ".htm": _html, ".xhtml": _html,
     ".md": lambda data: _sections(decode_text(data)), ".markdown": lambda data: _sections(decode_text(data)),
     ".txt": lambda data: line_units(decode_text(data), UNIT_CHARS),
