@@ -7,11 +7,15 @@ import io
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.cli import clean_env, run_main
+from tests.fakes.cli import ROOT, clean_env, run_main
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.documents import pages_pdf_bytes
 from tests.fakes.loopback import LoopbackServer, Request, Response
@@ -256,11 +260,6 @@ def test_a_large_new_folder_is_indexed_over_several_calls_and_says_so(tmp_path: 
 
 
 def test_two_commands_indexing_one_folder_at_once_both_finish(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    from tests.fakes.cli import ROOT
-
     docs = folder(tmp_path)
     for i in range(60):
         (docs / f"memo-{i:02d}.md").write_text(f"# Memo {i}\n\nThe memo number {i} mentions {i * 7} containers.\n")
@@ -272,3 +271,29 @@ def test_two_commands_indexing_one_folder_at_once_both_finish(tmp_path: Path) ->
     assert all("63 files, 66 pages or sections" in out for out, _ in outs)
     again = run_main(tmp_path, "docs", "index", str(docs))
     assert "new 0, changed 0, removed 0, unchanged 63" in again.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="runs the command as nobody: needs root and setpriv")
+def test_as_a_normal_user_a_file_it_may_not_read_is_skipped_and_named_never_shown(tmp_path: Path) -> None:
+    base = Path(tempfile.mkdtemp(prefix="docs-nobody-", dir="/tmp"))  # tmp_path's parents are root's alone
+    try:
+        os.chmod(base, 0o755)
+        docs, runs = base / "docs", base / "runs"
+        docs.mkdir()
+        runs.mkdir(mode=0o777)
+        os.chmod(runs, 0o777)
+        (docs / "open.md").write_text("# Open\n\nThe cargo ledger shows 12 tonnes.\n")
+        (docs / "locked.md").write_text(f"# Locked\n\nThe cargo ledger {PLANTED} shows 99 tonnes.\n")
+        os.chmod(docs / "locked.md", 0o600)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+                     str(ROOT / "main.py"), "docs"]
+        index = subprocess.run([*as_nobody, "index", str(docs), "--runs-dir", str(runs)], cwd=base,
+                               env=clean_env(), capture_output=True, text=True, timeout=120)
+        assert index.returncode == 0, index.stderr
+        assert "could not be read (PermissionError) (1): locked.md" in index.stdout
+        found = subprocess.run([*as_nobody, "search", str(docs), "cargo ledger", "--runs-dir", str(runs)], cwd=base,
+                               env=clean_env(), capture_output=True, text=True, timeout=120)
+        assert found.stdout.startswith("1. open.md, § Open\n") and PLANTED not in found.stdout
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
