@@ -124,9 +124,12 @@ class DocIndex:
         if not self._ready:
             con.execute("PRAGMA journal_mode=WAL")
             version = con.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, SCHEMA_VERSION):  # an index is a cache: another version's is rebuilt
                 con.close()
-                raise sqlite3.DatabaseError(f"{self.db} was written by another version; remove it to rebuild")
+                for stale in self.db.parent.glob(self.db.name + "*"):
+                    stale.unlink(missing_ok=True)
+                con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
+                con.execute("PRAGMA journal_mode=WAL")
             con.executescript(_SCHEMA)
             con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._ready = True
