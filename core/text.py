@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 
 def truncate_middle(text: str, max_chars: int, note: str = "") -> str:
@@ -52,6 +53,25 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u2028\u2029\u202a-\u202
 def _escaped(ch: str) -> str:
     code = ord(ch)
     return _NAMED_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def report_safe(text: str) -> str:
+    """Untrusted text (a page, model output, a tool's output, a stored title) made safe to write into a report or
+    the run store: the characters terminal_safe escapes (C0 and C1 controls such as ESC and the 8-bit CSI U+009B,
+    line and paragraph separators, bidirectional embeddings, overrides and isolates U+202A-U+202E and
+    U+2066-U+2069, lone surrogates) are removed; newlines and tabs stay, a CRLF becomes a newline."""
+    return _UNSAFE.sub("", text.replace("\r\n", "\n"))
+
+
+def report_data(value: Any) -> Any:
+    """report_safe() applied to every string (dict keys too) of a JSON-like value, before it is written."""
+    if isinstance(value, str):
+        return report_safe(value)
+    if isinstance(value, dict):
+        return {report_data(k): report_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [report_data(v) for v in value]
+    return value
 
 
 def terminal_safe(text: str, *, one_line: bool = False) -> str:

@@ -101,7 +101,7 @@ class AgentResult:
     def tool_failures(self) -> list[dict[str, Any]]:
         """Each failed tool call (raised, or answered `Error: ...`) and each failure a call recovered from (a search
         backend that failed before another answered): its step, tool and error line."""
-        failed = [{"step": s.number, "tool": s.action, "error": s.observation.strip().splitlines()[0][:500]}
+        failed = [{"step": s.number, "tool": s.action, "error": _error_line(s.observation)[:500]}
                   for s in self.steps if s.error == "tool" and s.observation.strip()]
         recovered = [{"step": s.number, "tool": s.action, "error": f[:500]} for s in self.steps for f in s.failures]
         return sorted(failed + recovered, key=lambda f: f["step"])  # a recovered one is still a failure to see
@@ -110,3 +110,11 @@ class AgentResult:
     def cost(self) -> float | None:
         """Cost of the task in USD, None when a model's price is unknown."""
         return self.usage.cost
+
+
+def _error_line(observation: str) -> str:
+    """A failed call's line to list: its `Error: ...` line (under a `[n] Title — URL` source line the browser's
+    errors carry), else its first line."""
+    lines = observation.strip().splitlines()
+    return next((line for line in lines if line.startswith("Error")), lines[0])
+

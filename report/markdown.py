@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.files import atomic_write
-from core.text import money
+from core.text import money, report_data, report_safe
 from report.paths import records_path
 from report.sources import markdown_lines, run_lines, sources_cell, without_sources
 from report.stopped import is_run_line, resume_line, title
@@ -100,7 +100,7 @@ def read_records(path: Path) -> tuple[dict[str, TaskRecord], list[int]]:
 
 def record_line(record: TaskRecord) -> str:
     """One record as the records file holds it: a JSON object on one line."""
-    return json.dumps(asdict(record), ensure_ascii=False) + "\n"
+    return json.dumps(report_data(asdict(record)), ensure_ascii=False) + "\n"
 
 
 def write_results(path: Path, records: list[TaskRecord], meta: dict[str, Any] | None = None) -> None:
@@ -201,7 +201,7 @@ def render_markdown(records: list[TaskRecord], meta: dict[str, Any]) -> str:
     lines.append("")
     for r in records:
         lines += _section(r)
-    return "\n".join(lines).rstrip() + "\n"
+    return report_safe("\n".join(lines).rstrip() + "\n")
 
 
 def _summary_lines(records: list[TaskRecord], meta: dict[str, Any], scored: bool) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.files import atomic_write
-from core.text import money
+from core.text import money, report_data, report_safe
 from report.markdown import safe_markdown
 from report.sources import citation_line, md_source
 from sources.check import FAILING, claims_line
@@ -101,8 +101,8 @@ def save_report(run_dir: Path, report: ResearchReport, texts: dict[int, str]) ->
     for old in folder.glob("*.txt"):
         old.unlink()
     for n, text in texts.items():
-        atomic_write(folder / f"{n}.txt", text)
-    atomic_write(run_dir / REPORT_FILE, json.dumps(report.to_json(), ensure_ascii=False, indent=1) + "\n")
+        atomic_write(folder / f"{n}.txt", report_safe(text))
+    atomic_write(run_dir / REPORT_FILE, json.dumps(report_data(report.to_json()), ensure_ascii=False, indent=1) + "\n")
 
 
 def prose(text: str) -> str:

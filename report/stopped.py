@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.text import report_data
+
 RUN_KEY = "run"
 FIELDS = ("stopped", "resume", "stopped_at", "total")  # report meta fields the run line carries
 
@@ -22,7 +24,7 @@ def header_line(meta: dict[str, Any]) -> str:
         return ""
     line = {RUN_KEY: "stopped", "reason": str(meta["stopped"]), "resume": meta.get("resume"),
             "stopped_at": meta.get("stopped_at"), "tasks": meta.get("total")}
-    return json.dumps(line, ensure_ascii=False) + "\n"
+    return json.dumps(report_data(line), ensure_ascii=False) + "\n"
 
 
 def is_run_line(data: object) -> bool:

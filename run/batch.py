@@ -17,6 +17,7 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel
 from core.errors import LLMFatalError, TaskFileError
+from core.text import report_data
 from prompt.memory import memory_for_task
 from providers.budget import RunBudget
 from providers.ratelimit import waiting_as
@@ -48,7 +49,7 @@ class TraceWriter:
     def __call__(self, event: Event) -> None:
         """Write one event as a JSON line."""
         record = {"time": time.time(), "kind": event.kind, "step": event.step, **event.data}
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        line = json.dumps(report_data(record), ensure_ascii=False, default=str) + "\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from config import Settings
 from core.errors import TaskFileError
-from core.text import money, terminal_safe
+from core.text import money, report_safe, terminal_safe
 from report.markdown import DONE_STATUSES, TaskRecord
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.estimate import estimate
@@ -186,7 +186,7 @@ def _command(conv: Conversation, line: str) -> bool:
     elif name == "/save" and rest.strip():
         path = Path(rest.strip()).expanduser()
         try:
-            path.write_text(conv.transcript_markdown(), encoding="utf-8")
+            path.write_text(report_safe(conv.transcript_markdown()), encoding="utf-8")
             print(f"saved {path}", flush=True)
         except OSError as exc:
             print(f"cannot save {path}: {exc.strerror}", file=sys.stderr, flush=True)

@@ -46,6 +46,7 @@ from config import Settings
 from core.errors import ConfigError
 from core.files import atomic_write
 from core.secrets import is_url_field, secret_fields
+from core.text import report_data
 from tools.safe_open import WorkspacePathError, open_file
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
@@ -362,7 +363,7 @@ def _remove_tree(path: Path) -> bool:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n")
+    atomic_write(path, json.dumps(report_data(data), indent=1, ensure_ascii=False, default=str) + "\n")
 
 
 def _now() -> datetime:

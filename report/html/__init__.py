@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.files import atomic_write
+from core.text import report_safe
 from report.html.data import Run, load_run
 from report.html.page import Caps, render_detail, render_page
 from report.html.paths import html_path_for
@@ -33,7 +34,12 @@ def write_html(records_file: Path, out: Path, trace_dirs: list[Path] | None = No
 
 
 def build_page(run: Run, out: Path, live: bool = False, version: str = "") -> str:
-    """The page for a run, with timelines inline while it stays under MAX_PAGE_BYTES, else in per-task files."""
+    """The page for a run, with timelines inline while it stays under MAX_PAGE_BYTES, else in per-task files;
+    no control or bidirectional-override character of a page or model reaches it (core.text.report_safe)."""
+    return report_safe(_built_page(run, out, live, version))
+
+
+def _built_page(run: Run, out: Path, live: bool, version: str) -> str:
     details = out.parent / f"{out.stem}_tasks"
     if live:  # served from memory: never writes files, so it uses the smallest inline caps when needed
         pages = (render_page(run, live=True, caps=caps, version=version) for caps in _CAPS)
@@ -48,5 +54,6 @@ def build_page(run: Run, out: Path, live: bool = False, version: str = "") -> st
     caps = Caps(1500, 2000, detail_dir=details.name)  # the trace keeps the rest
     details.mkdir(parents=True, exist_ok=True)
     for task in run.tasks:
-        (details / f"{task.get('id')}.html").write_text(render_detail(task, caps), encoding="utf-8")
+        (details / f"{task.get('id')}.html").write_text(report_safe(render_detail(task, caps)),
+                                                                  encoding="utf-8")
     return render_page(run, live=live, caps=caps, version=version)

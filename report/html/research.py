@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.files import atomic_write
-from core.text import money
+from core.text import money, report_safe
 from report.html.assets import CSS
 from report.html.guard import loopback_url
 from report.html.markdown import esc, render
@@ -42,10 +42,10 @@ PASSAGE_CHARS = 1500
 def write_report(report: ResearchReport, markdown: Path, html: bool = True, texts_dir: Path | None = None) -> \
         list[Path]:
     """report.md and (unless html=False) report.html beside it; the paths written."""
-    atomic_write(markdown, render_markdown(report, texts_dir))
+    atomic_write(markdown, report_safe(render_markdown(report, texts_dir)))
     if not html:
         return [markdown]
-    atomic_write(html_path_for(markdown), render_html(report, texts_dir))
+    atomic_write(html_path_for(markdown), report_safe(render_html(report, texts_dir)))
     return [markdown, html_path_for(markdown)]
 
 
