@@ -1,13 +1,25 @@
-"""Refuse outbound requests (URLs, search queries) that carry the value of a configured secret.
+"""Refuse outbound requests (URLs, search queries, text typed into pages) that carry a configured secret.
 
 The simplest stop for exfiltration by prompt injection: a page tells the model to put a key in a URL, and
 the tool refuses. It compares against every secret in Settings (API keys and tokens, whether they came
-from the environment or `.env`, and passwords embedded in base URLs), also after percent-decoding and
-ignoring case. It narrows the channel; it cannot see a key that was encoded some other way.
+from the environment or `.env`, and passwords embedded in base URLs). A request is refused when it holds,
+in any letter case, after percent-decoding (up to three times), read forwards or backwards, and with the
+spaces, dots, dashes and other separators between its letters taken out:
+
+- the secret itself, or the secret without its public prefix (`sk-`, `sk-ant-`, `sk-proj-`, `AIza` ...);
+- any 16-character run of it (so either half of a key, or most of one);
+- its base64 (standard or URL-safe, at any alignment inside a longer encoded text) or hex encoding.
+
+It narrows the channel; it cannot see a key cut into pieces shorter than 16 characters (sent in several
+requests, or interleaved with other text), encoded otherwise (base32, rot13, compressed, encrypted,
+spelled out, as character codes, base64 of a reversed or shortened key), or a secret of fewer than
+MIN_SECRET_CHARS characters.
 """
 
 from __future__ import annotations
 
+import base64
+import re
 from urllib.parse import unquote_plus
 
 from config import Settings
@@ -15,6 +27,10 @@ from core.errors import ToolError
 from core.secrets import secret_fields, url_credentials
 
 MIN_SECRET_CHARS = 8  # shorter values would refuse ordinary words; real keys are far longer
+RUN = 16  # any run of this many characters of a secret gives it away
+PUBLIC_PREFIXES = ("sk-ant-api03-", "sk-ant-", "sk-proj-", "sk-svcacct-", "sk-or-v1-", "sk-", "gsk_", "xai-", "AIza",
+                   "hf_", "ghp_", "github_pat_", "glpat-", "pplx-", "r8_", "nvapi-")
+_SEPARATORS = re.compile(r"[\s.,;:_\-+/|*'\"`~]+")
 
 
 class SecretInRequestError(ToolError):
@@ -34,24 +50,55 @@ def _named_secrets(settings: Settings) -> dict[str, str]:
     return {v: k for v, k in found.items() if len(v) >= MIN_SECRET_CHARS}
 
 
+def _runs(text: str, size: int) -> set[str]:
+    """Every run of `size` characters of text (text itself when it is shorter)."""
+    return {text[i:i + size] for i in range(max(len(text) - size, 0) + 1)}
+
+
+def _without_prefix(secret: str) -> str:
+    prefix = next((p for p in PUBLIC_PREFIXES if secret.lower().startswith(p.lower())), "")
+    rest = secret[len(prefix):]
+    return rest if len(rest) >= MIN_SECRET_CHARS else secret
+
+
+def _encoded(secret: str) -> set[str]:
+    """The secret's hex, and the part of its base64 that is the same at each alignment inside a longer text."""
+    raw = secret.encode()
+    forms = {raw.hex()}
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
+        start = (pad * 4 + 2) // 3  # characters that also depend on what came before
+        core = encoded[start: len(encoded) - 2]  # the last ones depend on what follows
+        if len(core) >= MIN_SECRET_CHARS:
+            forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return {f.lower() for f in forms}
+
+
 class SecretGuard:
     """Checks outbound text against the run's secrets."""
 
     def __init__(self, settings: Settings) -> None:
-        self._secrets = {value.lower(): name for value, name in _named_secrets(settings).items()}
+        self._checks: list[tuple[str, set[str], set[str]]] = []  # setting, plain runs, encoded forms
+        for value, name in _named_secrets(settings).items():
+            plain = {form.lower() for form in (value, _without_prefix(value))}
+            plain |= {_SEPARATORS.sub("", form) for form in plain}
+            runs = {run for form in plain for run in _runs(form, RUN)}
+            self._checks.append((name, runs, _encoded(value) | _encoded(_without_prefix(value))))
 
     def check(self, text: str, what: str = "URL") -> None:
-        """Raise SecretInRequestError if text carries any secret (also percent-encoded, any case)."""
-        if not self._secrets:
+        """Raise SecretInRequestError if text carries any secret, in any of the forms the module names."""
+        if not self._checks:
             return
-        forms = {text.lower()}
-        current = text
+        forms = [text]
         for _ in range(3):  # double- and triple-encoding unwrap too
-            decoded = unquote_plus(current)
-            if decoded == current:
+            decoded = unquote_plus(forms[-1])
+            if decoded == forms[-1]:
                 break
-            forms.add(decoded.lower())
-            current = decoded
-        for secret, name in self._secrets.items():
-            if any(secret in form for form in forms):
+            forms.append(decoded)
+        lowered = [form.lower() for form in forms]
+        squeezed = lowered + [_SEPARATORS.sub("", form) for form in lowered]
+        squeezed += [form[::-1] for form in squeezed]
+        for name, runs, encoded in self._checks:
+            if any(run in form for run in runs for form in squeezed) or any(e in form for e in encoded
+                                                                             for form in lowered):
                 raise SecretInRequestError(what, name)
