@@ -228,7 +228,7 @@ def test_a_download_lands_in_the_workspace_where_read_file_opens_it(run: dict[st
 
 def test_a_link_to_a_new_tab_is_followed(run: dict[str, Any]) -> None:
     clicked = observations(run, "new tab")[1]
-    assert "A new tab opened (tab 2); now on it." in clicked and "Tab 2 of 2." in clicked
+    assert "A new tab opened (tab 2); now on it." in clicked and "On tab 2; 2 tabs open (1, 2)." in clicked
     assert run["records"]["new tab"]["answer"] == "Tab 2: Our kettles boil in 90 seconds."
 
 

@@ -52,7 +52,7 @@ Handler = Callable[[Request], Response]
 class LoopbackServer:
     """Serve scripted responses on a free loopback port; use as a context manager."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, host: str = "127.0.0.1") -> None:
         self.handler = handler
         self.requests: list[Request] = []
         self._stop = threading.Event()
@@ -93,10 +93,10 @@ class LoopbackServer:
 
             do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _serve
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.httpd = ThreadingHTTPServer((host, 0), _H)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self._thread = threading.Thread(target=functools.partial(self.httpd.serve_forever, poll_interval=0.05),
                                         daemon=True)
 

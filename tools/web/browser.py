@@ -147,12 +147,13 @@ class Browser:
         if self._proxy is not None:
             self._proxy.close_job(password)
 
-    async def guard(self, request: Any, job: Job) -> FetchError | None:
-        """The refusal of a top-level navigation (address policy, domain rules, robots.txt), else None; noted in job."""
+    async def guard(self, request: Any, job: Job, url: str | None = None) -> FetchError | None:
+        """The refusal of a top-level navigation (address policy, domain rules, robots.txt) to url (a redirect
+        hop of it) or its own URL, else None; noted in job."""
         if not (request.is_navigation_request() and is_top_level(request)):
             return None
         try:
-            await asyncio.get_running_loop().run_in_executor(None, self.main_check, request.url)
+            await asyncio.get_running_loop().run_in_executor(None, self.main_check, url or request.url)
         except FetchError as exc:
             job.refusal = exc
             return exc

@@ -258,10 +258,11 @@ async def _read(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outcom
 
 async def _tabs(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outcome:
     lines = []
-    for tab in tb.tabs:
-        title = "" if tab.crashed else await _title(tab.page)
-        lines.append(f"tab {tab.number}: {title} — {tab.page.url}" + (" (current)" if tab.number == tb.current else ""))
-    return Outcome(f"{len(tb.tabs)} tab(s):", "\n".join(lines))
+    for tab in tb.open_tabs:
+        lines.append(f"tab {tab.number}: {await _title(tab.page)} — {tab.page.url}"
+                     + (" (current)" if tab.number == tb.current else ""))
+    gone = [f"tab {t.number}: gone (its page crashed; open a page to go on)" for t in tb.tabs if t.crashed]
+    return Outcome(f"{len(tb.open_tabs)} tab(s) open:", "\n".join(lines + gone))
 
 
 async def _tab(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> str:

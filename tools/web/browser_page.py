@@ -19,20 +19,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from tools.safe_open import WorkspacePathError, create_new_file
 from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
+from tools.web.browser_downloads import Downloads
+from tools.web.browser_requests import carries_body, page_url_of, send_judging_hops, write_refusal
 from tools.web.browser_snapshot import RefBook, compact, parse
 from tools.web.domains import DomainRules
 from tools.web.errors import BrowserUnavailableError
-from tools.web.scrape import free_names, safe_file_name
 
 TAB_LIMIT = 10
 SETTLE = 3.0  # longest wait, after an action, for the page's own requests to go quiet
 QUIET = 0.3  # seconds without a request in flight that count as quiet
 VIEWPORT = {"width": 1280, "height": 900}
-_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+FLOOD_LINES = 3  # events of one kind listed one by one in an observation; the rest are counted
+FLOOD_WORDS = {"dialog": "dialogs answered (OK; Cancel for a prompt)", "popup": f"popups closed (at most {TAB_LIMIT} "
+               "tabs)", "tab": "new tabs opened", "closed": "tabs closed by the page", "crashed": "tabs gone",
+               "refused": "requests refused", "download": "downloads saved into downloads/",
+               "download-count": "downloads refused (too many)", "download-refused": "downloads refused (too large)",
+               "download-failed": "downloads that did not complete"}
 
 
 @dataclass
@@ -53,6 +57,7 @@ class TaskBrowser:
     workspace: Path
     domains: DomainRules
     max_bytes: int
+    budget_bytes: int = 0  # the workspace's budget (AGENT_WORKSPACE_BUDGET_MB); 0: none
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0  # the number of the tab actions go to
     book: RefBook = field(default_factory=RefBook)
@@ -65,9 +70,12 @@ class TaskBrowser:
     _count: int = 0
     _busy: set[asyncio.Task[None]] = field(default_factory=set)  # downloads and dialogs being handled
     _in_flight: set[Any] = field(default_factory=set)  # requests of the task's pages not finished yet
+    _floods: dict[str, int] = field(default_factory=dict)  # kind -> events of that kind in this action
+    downloads: Downloads | None = None
 
     async def start(self) -> None:
         """Open the task's context and its first (blank) tab."""
+        self.downloads = Downloads(self.workspace, self.max_bytes, self.budget_bytes)
         self._context, self.job, self._password = await self.browser.new_context(
             accept_downloads=True, viewport=VIEWPORT)
         await self._context.route("**/*", self._route)
@@ -107,8 +115,11 @@ class TaskBrowser:
             await self._context.new_page()
 
     def begin(self) -> None:
-        """An action starts: forget the last action's refusal."""
+        """An action starts: forget the last action's refusal and where it went, count its events afresh."""
         self.started = time.monotonic()
+        self.job.navigations.clear()
+        if self.downloads is not None:
+            self.downloads.begin_action()
         self.job.refusal = None
 
     async def settle(self, load_seconds: float) -> None:
@@ -127,6 +138,24 @@ class TaskBrowser:
             await asyncio.wait(list(self._busy), timeout=load_seconds)
         self.url = self.page.url
 
+    def note(self, kind: str, line: str) -> None:
+        """An event for the next observation; past FLOOD_LINES of a kind in one action, only counted."""
+        self._floods[kind] = self._floods.get(kind, 0) + 1
+        if self._floods[kind] <= FLOOD_LINES:
+            self.events.append(line)
+
+    def drain_events(self) -> list[str]:
+        """The action's events, each flood summed up in one line ("297 more dialogs answered"); then none."""
+        events = self.events + [f"{n - FLOOD_LINES:,} more {FLOOD_WORDS.get(kind, kind + ' events')}"
+                                for kind, n in self._floods.items() if n > FLOOD_LINES]
+        self.events, self._floods = [], {}
+        return events
+
+    @property
+    def open_tabs(self) -> list[Tab]:
+        """The tabs whose page is still there (a crashed tab is not open)."""
+        return [t for t in self.tabs if not t.crashed]
+
     async def snapshot(self) -> list[str]:
         """The current tab's compact snapshot (its refs become the tab's latest)."""
         try:
@@ -144,42 +173,32 @@ class TaskBrowser:
                 return
             refused = await self.browser.guard(request, self.job)
             if refused is not None:
-                self.events.append(f"Refused to go to {request.url}: {refused}")
+                self.note("refused", f"Refused to go to {request.url}: {refused}")
                 await route.abort("blockedbyclient")
                 return
-            if (why := self._write_refusal(request)) is not None:
-                self.events.append(why)
+            if not carries_body(request):
+                await route.continue_()
+                return
+            if (why := write_refusal(request.method, request.url, page_url_of(request), self.domains)) is not None:
+                self.note("refused", why)
                 await route.abort("blockedbyclient")
                 return
-            await route.continue_()
+            await send_judging_hops(route, self.domains, lambda line: self.note("refused", line),
+                                    lambda req, url: self.browser.guard(req, self.job, url))
         except Exception:  # noqa: BLE001 - the page closed meanwhile: Playwright's error must not reach stderr
             with contextlib.suppress(Exception):
                 await route.abort("failed")
 
-    def _write_refusal(self, request: Any) -> str | None:
-        """Why a request that sends data must not go (another origin than its page's, not vouched for), or None."""
-        if request.method not in _WRITES:
-            return None
-        target = urlsplit(request.url)
-        try:
-            page_url = request.frame.page.url
-        except Exception:  # noqa: BLE001 - a popup's first request: it has no page yet, so no origin to share
-            page_url = ""
-        if _origin(request.url) == _origin(page_url) or self.domains.lists(target.hostname or ""):
-            return None
-        return (f"Refused a {request.method} to {_origin(request.url)} from a page of {_origin(page_url) or 'no site'}:"
-                " data is sent only to the page's own origin, or to one inside --allow-domains")
-
     def _on_page(self, page: Any) -> None:
-        if len(self.tabs) >= TAB_LIMIT:
-            self.events.append(f"The page opened another tab ({page.url}); closed it: at most {TAB_LIMIT} tabs")
+        if len(self.open_tabs) >= TAB_LIMIT:
+            self.note("popup", f"The page opened another tab ({page.url}); closed it: at most {TAB_LIMIT} tabs")
             self._track(page.close())
             return
         self._count += 1
         tab = Tab(self._count, page)
         self.tabs.append(tab)
         if self._count > 1:
-            self.events.append(f"A new tab opened (tab {tab.number}); now on it")
+            self.note("tab", f"A new tab opened (tab {tab.number}); now on it")
         self.current = tab.number
         follow_navigations(page, self.job)
         page.set_default_timeout(30_000)
@@ -198,58 +217,35 @@ class TaskBrowser:
         said = json.dumps(" ".join(str(dialog.message).split())[:300], ensure_ascii=False)
         if dialog.type == "prompt":
             await dialog.dismiss()
-            self.events.append(f"A prompt dialog asked {said}: answered Cancel (nothing is typed into prompts)")
+            self.note("dialog", f"A prompt dialog asked {said}: answered Cancel (nothing is typed into prompts)")
         else:
             await dialog.accept()
-            self.events.append(f"A{'n' if dialog.type == 'alert' else ''} {dialog.type} dialog said {said}: "
+            self.note("dialog", f"A{'n' if dialog.type == 'alert' else ''} {dialog.type} dialog said {said}: "
                                "answered OK")
 
     async def _download(self, download: Any) -> None:
-        name = safe_file_name(download.suggested_filename or "download")
-        failure = await download.failure()
-        path = None if failure else Path(await download.path())
-        try:
-            size = path.stat().st_size if path is not None else 0
-            if path is None or size >= self.max_bytes:
-                why = f"it stopped: {failure}" if failure else "it is larger than that"
-                self.events.append(f"A download of {name} did not complete ({why}; a download may be at most "
-                                   f"{self.max_bytes:,} bytes, SCRAPE_MAX_BYTES); nothing was saved")
-                return
-            saved = create_new_file(self.workspace, "downloads", free_names(name), path.read_bytes())
-            self.events.append(f"Downloaded {name} ({size:,} bytes), saved to {saved} in the workspace: open it "
-                               "with read_file")
-        except (OSError, WorkspacePathError) as exc:
-            self.events.append(f"A download of {name} could not be saved: {exc}")
-        finally:
-            with contextlib.suppress(Exception):
-                await download.delete()
+        if self.downloads is not None:
+            await self.downloads.receive(download, self.note)
 
     def _closed(self, tab: Tab) -> None:
         if tab not in self.tabs:
             return  # closed by the tool itself
         self.tabs.remove(tab)
-        self.events.append(f"The page closed tab {tab.number}")
+        self.note("closed", f"The page closed tab {tab.number}")
         if self.current == tab.number and self.tabs:
             self.current = self.tabs[-1].number
 
     def _crashed(self, tab: Tab) -> None:
         tab.crashed = True
+        if tab.number != self.current:  # gone: only the current tab stays listed, until open() replaces it
+            self.tabs.remove(tab)
         watch = self.browser.watch
         kill = watch.killed_since(self.started) if watch is not None else None
         why = watch.limit_note(kill) if watch is not None and kill is not None else "the page crashed"
-        self.events.append(f"Tab {tab.number} is gone: {why}. Open a page again to go on")
+        self.note("crashed", f"Tab {tab.number} is gone: {why}. Open a page again to go on")
 
 
 def _count_navigation(tab: Tab, frame: Any) -> None:
     with contextlib.suppress(Exception):  # a frame of a page that is closing
         if frame.parent_frame is None:
             tab.navigations += 1
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return f"{parts.scheme}://{parts.hostname}:{port}" if port not in (80, 443) else f"{parts.scheme}://{parts.hostname}"
-

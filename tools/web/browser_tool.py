@@ -110,9 +110,10 @@ class BrowserTool(Tool):
             self.web.close()
 
     async def _perform(self, args: dict[str, Any], seconds: float) -> tuple[Outcome | ActionError, list[str], str,
-                                                                            str, int, int]:
+                                                                            str, list[int], int]:
         if self._page is None:
-            page = TaskBrowser(self.web.browser, self.workspace, self.web.domains, self.settings.scrape_max_bytes)
+            page = TaskBrowser(self.web.browser, self.workspace, self.web.domains, self.settings.scrape_max_bytes,
+                               max(self.settings.workspace_budget_mb, 0) * 2**20)
             await page.start()
             self._page = page
         page = self._page
@@ -128,7 +129,7 @@ class BrowserTool(Tool):
             raise
         except Exception as exc:  # noqa: BLE001 - Playwright's own (a crashed page): in words the model can act on
             result = ActionError(str(page.browser.failure_of(exc, page.page.url, page.job, page.started)))
-        events, page.events = page.events, []
+        events = page.drain_events()
         url, title = page.page.url, ""
         with contextlib.suppress(Exception):  # a page that crashed or is closing has no title
             title = await page.page.title()
@@ -136,7 +137,7 @@ class BrowserTool(Tool):
                 and args["action"] != "open" and not isinstance(result, ActionError):
             events.insert(0, f"Navigated to {url}")
         page.url = url
-        return result, events, url, title, len(page.tabs), page.current
+        return result, events, url, title, [t.number for t in page.open_tabs], page.current
 
     @contextlib.contextmanager
     def _turn(self, action: str, url: str, seconds: float) -> Iterator[None]:
@@ -149,9 +150,9 @@ class BrowserTool(Tool):
         with self.web.limiter.turn(host, seconds):
             yield
 
-    def _observation(self, result: Outcome | ActionError, events: list[str], url: str, title: str, tabs: int,
+    def _observation(self, result: Outcome | ActionError, events: list[str], url: str, title: str, tabs: list[int],
                      current: int) -> str | ToolOutput:
-        head = [f"Tab {current} of {tabs}."] if tabs > 1 else []
+        head = [f"On tab {current}; {len(tabs)} tabs open ({', '.join(map(str, tabs))})."] if len(tabs) > 1 else []
         head += [e if e.endswith((".", ":", ")")) else e + "." for e in events]
         web_page = url.startswith(("http://", "https://"))
         if isinstance(result, ActionError):
