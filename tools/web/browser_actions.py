@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from tools.documents.page_text import extract_main_content
 from tools.web.browser import first_line
+from tools.web.browser_hidden import marked_hidden, visible_text
 from tools.web.browser_page import VIEWPORT, TaskBrowser
 from tools.web.browser_snapshot import Entry, compact, find, parse, parts
 from tools.web.errors import BlockedURLError
@@ -72,6 +73,7 @@ VISIBLE_HTML_JS = """() => {
         && getComputedStyle(el).display !== 'contents') gone.push(copies[i]);
   }
   gone.forEach(c => c.remove());
+  clone.querySelectorAll('[data-agent-hidden]').forEach(c => c.remove());
   return clone.outerHTML;
 }"""
 SELECT_OPTIONS_JS = "(e) => e.tagName === 'SELECT' ? [...e.options].map(o => [o.label.trim(), o.value]) : null"
@@ -247,10 +249,11 @@ async def _find(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outcom
 
 async def _read(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outcome:
     page = tb.page
-    html = await page.evaluate(VISIBLE_HTML_JS)
+    async with marked_hidden(page):  # what a person does not see is left out
+        html = await page.evaluate(VISIBLE_HTML_JS)
     text = await asyncio.get_running_loop().run_in_executor(None, extract_main_content, html, page.url)
     if len(text.strip()) < 200:  # no article here (a list, a form): the page's whole visible text
-        text = await page.inner_text("body")
+        text = await visible_text(page)
     chunks = parts(text.splitlines(), READ_CHARS)
     part = int(args.get("part") or 1)
     return Outcome("The page's text:", _part(chunks, part, "read"), chunks[min(part, len(chunks)) - 1])
@@ -298,8 +301,11 @@ async def resolve(tb: TaskBrowser, ref: str) -> tuple[Any, Entry]:
     lines = await tb.snapshot()
     locator = tb.page.locator(f"aria-ref={entry.pw}")
     if not tb.book.current(entry.ref) or await locator.count() != 1:
+        now = tb.book.now_named(entry)
+        named = f" The page now has {entry.label()} as {', '.join(now)}." if now else ""
         raise ActionError(f"{entry.ref} ({entry.label()}) is from an earlier snapshot: the page has changed and that "
-                          "element is not on it any more; nothing was done. Use a ref from this new snapshot:", lines)
+                          f"element is not on it any more; nothing was done.{named} Use a ref from this new snapshot:",
+                          lines)
     return locator, entry
 
 
@@ -315,7 +321,8 @@ async def _uncovered(tb: TaskBrowser, locator: Any, entry: Entry, seconds: float
 async def _cover_note(tb: TaskBrowser, locator: Any, entry: Entry, cover: str) -> str:
     frame = await (await locator.element_handle()).owner_frame()
     try:
-        raw = await frame.locator("[data-agent-cover]").first.aria_snapshot(mode="ai")
+        async with marked_hidden(tb.page):
+            raw = await frame.locator("[data-agent-cover]").first.aria_snapshot(mode="ai")
         held = compact(parse(raw), tb.current, tb.book)
     except Exception:  # noqa: BLE001 - the cover went away meanwhile
         held = []

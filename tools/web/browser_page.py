@@ -22,6 +22,7 @@ from typing import Any
 
 from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
 from tools.web.browser_downloads import Downloads
+from tools.web.browser_hidden import marked_hidden
 from tools.web.browser_requests import carries_body, page_url_of, send_judging_hops, write_refusal
 from tools.web.browser_snapshot import RefBook, compact, parse
 from tools.web.domains import DomainRules
@@ -159,7 +160,8 @@ class TaskBrowser:
     async def snapshot(self) -> list[str]:
         """The current tab's compact snapshot (its refs become the tab's latest)."""
         try:
-            raw = await self.page.aria_snapshot(mode="ai")
+            async with marked_hidden(self.page):  # what a person does not see is left out
+                raw = await self.page.aria_snapshot(mode="ai")
         except TypeError as exc:  # an older Playwright: no snapshot with refs
             raise BrowserUnavailableError("the browser tool needs Playwright 1.59 or later: pip install -U -r "
                                           "requirements-browser.txt", self.page.url) from exc

@@ -11,8 +11,11 @@ for as long as it keeps its role and name. compact() turns it into what the mode
   they hold; a select's options follow it on its line;
 - aria-hidden subtrees are left out (Playwright already leaves out what is not rendered), and text that
   imitates an element line or a ref is defused, so a page cannot forge a ref;
-- RefBook renumbers Playwright's refs e1, e2, ... for the whole task: a number is never given to another
-  element, so a ref from an earlier page or snapshot is told apart from a live one and refused.
+- RefBook renumbers Playwright's refs e1, e2, ... for the whole task. A ref stays with its element while it
+  keeps its role and name, and with the element of that role and name on a tab when the page is another
+  document (after `back`, a reload, a navigation) as long as one element alone has them there, before and
+  after; elements sharing a role and name on a new document get new refs (never one of the others'), and a
+  ref the latest snapshot does not show is refused, with the refs its role and name have now.
 
 Long snapshots are cut into parts at line boundaries (parts()), never silently.
 """
@@ -79,17 +82,46 @@ class RefBook:
         self._count = 0
         self._by_pw: dict[tuple[int, str], Entry] = {}
         self._by_ref: dict[str, Entry] = {}
+        self._by_name: dict[tuple[int, str, str], str] = {}  # (tab, role, name) -> the ref of the one element
+        self._unique: set[tuple[int, str, str]] = set()  # (tab, role, name) one element alone has in this snapshot
+        self._given: set[str] = set()  # refs given in this snapshot
         self.latest: dict[int, set[str]] = {}  # tab -> the refs its latest snapshot shows
 
+    def begin(self, tab: int, tree: list[Node | str]) -> None:
+        """A snapshot of tab starts: which roles and names one element alone has in it."""
+        counts: dict[tuple[int, str, str], int] = {}
+        for node in _nodes(tree):
+            if node.interactive:
+                key = (tab, node.role, node.name)
+                counts[key] = counts.get(key, 0) + 1
+        self._unique = {key for key, n in counts.items() if n == 1}
+        self._given = set()
+
     def ref_for(self, tab: int, node: Node) -> str:
-        """The task's ref for a node of tab's snapshot: the same while the element keeps its role and name."""
+        """The task's ref for a node of tab's snapshot: the same while the element keeps its role and name, and
+        the same for the one element of a role and name on the tab's later documents."""
         assert node.ref is not None
+        key = (tab, node.role, node.name)
         known = self._by_pw.get((tab, node.ref))
-        if known is None or (known.role, known.name) != (node.role, node.name):  # another element, same number
+        if known is not None and (known.role, known.name) == (node.role, node.name) and known.ref not in self._given:
+            ref = known.ref  # the same element (or the same number for the same role and name)
+        elif key in self._unique and self._by_name.get(key) not in (None, *self._given):
+            ref = self._by_name[key]  # the one element of this role and name, on another document
+        else:
             self._count += 1
-            known = Entry(f"e{self._count}", tab, node.ref, node.role, node.name)
-            self._by_pw[(tab, node.ref)] = self._by_ref[known.ref] = known
-        return known.ref
+            ref = f"e{self._count}"
+        entry = Entry(ref, tab, node.ref, node.role, node.name)
+        self._by_pw[(tab, node.ref)] = self._by_ref[ref] = entry
+        if key in self._unique:
+            self._by_name[key] = ref
+        self._given.add(ref)
+        return ref
+
+    def now_named(self, entry: Entry) -> list[str]:
+        """The refs the latest snapshot of the entry's tab gives elements of its role and name."""
+        return sorted((r for r in self.latest.get(entry.tab, set())
+                       if (self._by_ref[r].role, self._by_ref[r].name) == (entry.role, entry.name)),
+                      key=lambda r: int(r[1:]))
 
     def entry(self, ref: str) -> Entry | None:
         """What a ref the task was given stands for (None: never given)."""
@@ -129,6 +161,7 @@ def compact(tree: list[Node | str], tab: int, book: RefBook) -> list[str]:
     """The snapshot as the model reads it; the refs it shows become tab's latest in book."""
     out: list[str] = []
     shown: set[str] = set()
+    book.begin(tab, tree)
     for item in tree:
         _render(item, 0, out, tab, book, shown)
     book.latest[tab] = shown
@@ -157,6 +190,15 @@ def find(chunks: list[str], text: str, limit: int = 30) -> tuple[list[str], int]
     hits = [f"(part {n}) {line.strip()}" for n, chunk in enumerate(chunks, 1) for line in chunk.splitlines()
             if needle and needle in line.lower()]
     return hits[:limit], len(hits)
+
+
+def _nodes(tree: list[Node | str]) -> list[Node]:
+    """Every node of a tree, outside aria-hidden subtrees."""
+    found = []
+    for item in tree:
+        if isinstance(item, Node) and "aria-hidden" not in item.attrs:
+            found += [item, *_nodes(item.children)]
+    return found
 
 
 def _render(item: Node | str, depth: int, out: list[str], tab: int, book: RefBook, shown: set[str]) -> None:
