@@ -21,7 +21,7 @@ HTML = "text/html; charset=utf-8"
 DOWNLOADS = 40
 CHUNK = 1_000_000
 DIALOGS = 300
-POPUPS = 200
+POPUPS = 40
 HIDDEN = {  # the word each way of hiding text carries
     "transparent": "color:transparent", "opacity": "opacity:0", "tiny": "font-size:0",
     "offscreen": "position:absolute;left:-10000px", "inset": "clip-path:inset(100%)",
