@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-import llm
 import main
 from tests.fakes.hostile_pages import CHUNK, DIALOGS, HIDDEN, POPUPS, TITLE, HostilePages, hostile_pages
 from tests.fakes.scripted import ScriptedLLM
-from tests.test_browser_tool import observations, ref, reply
+from tests.test_browser_tool import observations, ref, reply, scripted_browser_run
 from tools.sandbox import budget
 from tools.web.browser_downloads import PER_ACTION
 from tools.web.browser_launch import playwright_missing, system_chromium
@@ -104,17 +103,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             ("redirect", redirect), ("hidden", hidden), ("downloads", downloads), ("floods", floods),
             ("titled", titled), ("secret", secret), ("refs", refs)]}
         model = ScriptedLLM(replies=[reply(scripts)], model=SPEC)
-        mp.setattr(llm, "build_llm", lambda settings, **kwargs: model)
-        for var in ("AGENT_MODEL", "AGENT_WORKSPACE", "AGENT_TRACE_DIR"):
-            mp.delenv(var, raising=False)
+        scripted_browser_run(mp, tmp, model)
         mp.setenv("OPENAI_API_KEY", KEY)
-        mp.setenv("AGENT_ENV_FILE", str(tmp / "no.env"))
         mp.setenv("AGENT_RUNS_DIR", str(tmp / "runs"))
         mp.setenv("AGENT_WORKSPACE_BUDGET_MB", str(BUDGET_MB))
-        mp.setenv("SCRAPE_ALLOW_PRIVATE_URLS", "1")
-        mp.setenv("SCRAPE_IGNORE_ROBOTS", "1")
-        mp.setenv("SCRAPE_HOST_GAP", "0")
-        mp.chdir(tmp)
         (tmp / "tasks.txt").write_text("\n\n".join(scripts) + "\n")
         code = main.main(["tasks.txt", "-o", "out/results.md", "--model", SPEC, "--workspace", "ws", "-q",
                           "--concurrency", "1", "--max-steps", "10"])

@@ -154,6 +154,19 @@ def reply(scripts: dict[str, list[Step]]) -> Callable[[list[Message]], str]:
     return answer
 
 
+def scripted_browser_run(mp: pytest.MonkeyPatch, tmp: Path, model: ScriptedLLM) -> None:
+    """main.py's setting for a browser run in tmp: the scripted model, no key or .env of the user's, loopback
+    pages allowed, robots.txt ignored, no gap between requests to a host."""
+    mp.setattr(llm, "build_llm", lambda settings, **kwargs: model)
+    for var in ("OPENAI_API_KEY", "AGENT_MODEL", "AGENT_WORKSPACE", "AGENT_TRACE_DIR"):
+        mp.delenv(var, raising=False)
+    mp.setenv("AGENT_ENV_FILE", str(tmp / "no.env"))
+    mp.setenv("SCRAPE_ALLOW_PRIVATE_URLS", "1")
+    mp.setenv("SCRAPE_IGNORE_ROBOTS", "1")
+    mp.setenv("SCRAPE_HOST_GAP", "0")
+    mp.chdir(tmp)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """One main.py run over every obstacle; its records by task, the model's calls, the site, the pings seen."""
@@ -166,14 +179,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         scripts["heartbeat"] = heartbeat(site, seen)
         scripts["after heartbeat"] = after_heartbeat(site, seen)
         model = ScriptedLLM(replies=[reply(scripts)], model=SPEC)
-        mp.setattr(llm, "build_llm", lambda settings, **kwargs: model)
-        for var in ("OPENAI_API_KEY", "AGENT_MODEL", "AGENT_WORKSPACE", "AGENT_TRACE_DIR"):
-            mp.delenv(var, raising=False)
-        mp.setenv("AGENT_ENV_FILE", str(tmp / "no.env"))
-        mp.setenv("SCRAPE_ALLOW_PRIVATE_URLS", "1")
-        mp.setenv("SCRAPE_IGNORE_ROBOTS", "1")
-        mp.setenv("SCRAPE_HOST_GAP", "0")
-        mp.chdir(tmp)
+        scripted_browser_run(mp, tmp, model)
         (tmp / "tasks.txt").write_text("\n\n".join(scripts) + "\n")
         code = main.main(["tasks.txt", "-o", "out/results.md", "--model", SPEC, "--workspace", "ws", "--no-trace",
                           "-q", "--concurrency", "1", "--max-steps", "8"])

@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from tools.web.domains import DomainRules
 from tools.web.errors import FetchError
+from tools.web.robots import origin
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -35,15 +36,6 @@ def carries_body(request: Any) -> bool:
         return True
 
 
-def origin(url: str) -> str:
-    """scheme://host[:port] of an http(s) URL ('' for any other)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    return f"{parts.scheme}://{parts.hostname}:{port}" if port not in (80, 443) else f"{parts.scheme}://{parts.hostname}"
-
-
 def page_url_of(request: Any) -> str:
     """The URL of the page a request comes from ('' for a popup's first request: no page yet, no origin)."""
     try:
@@ -55,10 +47,11 @@ def page_url_of(request: Any) -> str:
 def write_refusal(method: str, url: str, page_url: str, domains: DomainRules, via: str = "") -> str | None:
     """Why data must not be sent with `method` to url from a page at page_url (another origin, not inside
     --allow-domains), or None. `via` names the redirect that sent it there."""
-    if origin(url) == origin(page_url) or domains.lists(urlsplit(url).hostname or ""):
+    to, page = origin(url) or "", origin(page_url) or ""
+    if to == page or domains.lists(urlsplit(url).hostname or ""):
         return None
-    return (f"Refused a {method} to {origin(url)}{via} from a page of {origin(page_url) or 'no site'}: data is sent "
-            "only to the page's own origin, or to one inside --allow-domains")
+    return (f"Refused a {method} to {to or url}{via} from a page of {page or 'no site'}: data is sent only to the "
+            "page's own origin, or to one inside --allow-domains")
 
 
 def keeps_body(status: int, method: str) -> bool:

@@ -48,13 +48,13 @@ class RobotsRules:
 
     def check(self, url: str) -> str | None:
         """RobotsRefusedError when robots.txt disallows url; else a note when robots.txt could not be read."""
-        origin = _origin(url)
-        if origin is None:
+        site = origin(url)
+        if site is None:
             return None
-        rules = self._rules_for(origin)
+        rules = self._rules_for(site)
         if rules.parser is not None and not rules.parser.can_fetch(url, self.agent):
             raise RobotsRefusedError(
-                f"{origin}/robots.txt disallows this URL for {self.agent}; refused (the site asks crawlers "
+                f"{site}/robots.txt disallows this URL for {self.agent}; refused (the site asks crawlers "
                 "not to fetch it: try another source, or run with --ignore-robots if you may)", url)
         return rules.note
 
@@ -82,7 +82,8 @@ class RobotsRules:
         return _Rules(parser=Protego.parse(body))
 
 
-def _origin(url: str) -> str | None:
+def origin(url: str) -> str | None:
+    """scheme://host[:port] of an http(s) URL (the port only when it is not the scheme's), else None."""
     try:
         parts = urlsplit(url)
         port = parts.port
