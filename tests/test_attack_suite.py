@@ -314,8 +314,15 @@ def test_verbose_batch_output_cannot_forge_the_runs_own_lines(tmp_path: Path) ->
 
 
 def test_runs_lists_stored_titles_with_control_characters_escaped(capsys: pytest.CaptureFixture[str]) -> None:
-    """Guarantee: `main.py runs` shows run.json's title (a question, a task file name) without obeying it."""
-    RunStore(Path("runs")).create("ask", f"{ESCAPES} what?", Settings()).finish(tasks=1, answered=1, cost=0.0)
+    """Guarantee: `main.py runs` shows run.json's title (a question, a task file name) without obeying it: the
+    store writes none of its control characters, and a run.json planted with them is shown escaped."""
+    run = RunStore(Path("runs")).create("ask", f"{ESCAPES} what?", Settings())
+    run.finish(tasks=1, answered=1, cost=0.0)
+    stored = (run.dir / "run.json").read_text(encoding="utf-8")
+    assert "]0;pwned" in stored and not [c for c in TERMINAL_CONTROLS if c in json.loads(stored)["title"]]
+    planted = RunStore(Path("runs")).create("ask", "planted", Settings()).dir / "run.json"
+    info = {**json.loads(planted.read_text(encoding="utf-8")), "title": f"{ESCAPES} what?"}
+    planted.write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
     assert main.main(["runs"]) == 0
     out = capsys.readouterr().out
     assert "\\x1b]0;pwned" in out and [c for c in TERMINAL_CONTROLS if c in out] == []

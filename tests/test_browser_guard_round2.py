@@ -25,6 +25,7 @@ from tests.test_browser_tool import observations, ref, reply, scripted_browser_r
 from tools.sandbox import budget
 from tools.web.browser_downloads import PER_ACTION
 from tools.web.browser_launch import playwright_missing, system_chromium
+from tools.web.browser_page import DIALOG_LIMIT
 
 pytestmark = pytest.mark.skipif(playwright_missing() is not None or system_chromium() is None,
                                 reason="needs Playwright (requirements-browser.txt) and Chromium (apt-get install "
@@ -67,6 +68,15 @@ def floods(pages: HostilePages) -> list[Step]:
             lambda o: "flooded"]
 
 
+def crash(pages: HostilePages) -> list[Step]:
+    return [lambda o: {"action": "open", "url": pages.url("/two")},
+            lambda o: {"action": "click", "ref": ref(o, "link", "Elsewhere")},  # tab 2
+            lambda o: {"action": "open", "url": pages.url("/hog")},  # killed: tab 2 is gone
+            lambda o: {"action": "tabs"},
+            lambda o: {"action": "open", "url": pages.url("/a")},
+            lambda o: "went on"]
+
+
 def titled(pages: HostilePages) -> list[Step]:
     return [lambda o: {"action": "open", "url": pages.url("/titled")},
             lambda o: f"The page is titled {TITLE} and says revenue rose [1]."]
@@ -101,12 +111,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     with hostile_pages() as pages, pytest.MonkeyPatch.context() as mp:
         scripts = {name: make(pages) for name, make in [
             ("redirect", redirect), ("hidden", hidden), ("downloads", downloads), ("floods", floods),
-            ("titled", titled), ("secret", secret), ("refs", refs)]}
+            ("titled", titled), ("secret", secret), ("refs", refs), ("crash", crash)]}
         model = ScriptedLLM(replies=[reply(scripts)], model=SPEC)
         scripted_browser_run(mp, tmp, model)
         mp.setenv("OPENAI_API_KEY", KEY)
         mp.setenv("AGENT_RUNS_DIR", str(tmp / "runs"))
         mp.setenv("AGENT_WORKSPACE_BUDGET_MB", str(BUDGET_MB))
+        mp.setenv("SCRAPE_BROWSER_MEMORY_MB", "300")
         (tmp / "tasks.txt").write_text("\n\n".join(scripts) + "\n")
         code = main.main(["tasks.txt", "-o", "out/results.md", "--model", SPEC, "--workspace", "ws", "-q",
                           "--concurrency", "1", "--max-steps", "10"])
@@ -156,11 +167,14 @@ def test_downloads_stop_at_the_workspace_budget_and_the_count_per_action(run: di
 
 def test_floods_are_summed_up_and_the_tab_line_counts_open_tabs(run: dict[str, Any]) -> None:
     _, greeted, _, opened, listed = observations(run, "floods")[:5]
-    assert greeted.count("dialog said") == 3 and f"{DIALOGS - 3} more dialogs answered" in greeted
+    assert greeted.count("dialog said") == 3 and f"{DIALOG_LIMIT - 3} more dialogs answered" in greeted
+    assert f"Tab 1 kept opening dialogs ({DIALOG_LIMIT} in one action): closed it." in greeted
+    assert DIALOGS > DIALOG_LIMIT
     assert len(greeted) < 2_000
     assert re.search(r"\d+ more popups closed \(at most 10 tabs\)", opened) and len(opened) < 4_000
     assert opened.count("closed it: at most 10 tabs") == 3 and POPUPS > 10
-    assert "On tab 10; 10 tabs open (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)." in opened
+    line = re.search(r"^On tab (\d+); 10 tabs open \(([\d, ]+)\)\.$", opened, re.M)
+    assert line and line.group(1) in line.group(2).split(", ") and len(line.group(2).split(", ")) == 10
     assert "10 tab(s) open:" in listed and "of 10" not in listed
 
 
@@ -197,3 +211,12 @@ def test_a_ref_stays_across_back_and_a_stale_one_names_the_new_refs(run: dict[st
     assert [f["error"].split(" (")[0] for f in failures] == ["Error: " + ref(on_b, "link", "Home")]
     report = (run["dir"] / "out" / "results.md").read_text(encoding="utf-8")
     assert f"browser: Error: {ref(on_b, 'link', 'Home')} \\(link" in report
+
+
+def test_a_crashed_tab_is_not_counted_or_listed_as_open(run: dict[str, Any]) -> None:
+    _, two_tabs, killed, listed, reopened = observations(run, "crash")[:5]
+    assert "On tab 2; 2 tabs open (1, 2)." in two_tabs
+    assert re.search(r"Tab 2 is gone: the page used more than the browser's memory limit", killed)
+    assert "tabs open" not in killed  # tab 1 alone is open: no tab line
+    assert "1 tab(s) open:" in listed and "tab 2: gone (its page crashed" in listed
+    assert "On tab 3; 2 tabs open (1, 3)." in reopened and "# Page A" in reopened

@@ -6,7 +6,7 @@ collector. `/prg`: a form POSTs to its own origin and is sent on with 303 (the e
 post). `/hidden`: visible text beside text a person never sees, each hidden in its own way and marked with
 a word of HIDDEN. `/burst`: a button that clicks DOWNLOADS download links of CHUNK bytes each. `/dialogs`
 and `/popups`: floods. `/titled`: a title with C1 and bidi characters. `/a` and `/b`: two pages sharing a
-link, for refs across `back`.
+link, for refs across `back`. `/two` opens a second tab; `/hog` grows until the memory watchdog kills it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ HIDDEN = {  # the word each way of hiding text carries
     "rectclip": "position:absolute;clip:rect(0 0 0 0);width:1px;height:1px;overflow:hidden",
     "whiteonwhite": "color:#fff;background:#fff", "collapsed": "height:0;overflow:hidden"}
 TITLE = "Quarterly\u009b31m figures\u202egnp.exe"
+HOG = ("<html><body><p>hog</p><script>fetch('/slow'); const keep = []; setInterval(() => { if (keep.length < 100) "
+       "keep.push(new Uint8Array(20 * 1024 * 1024).fill(7)); }, 20);</script></body></html>")  # busy while it grows
 
 
 def page(title: str, body: str) -> Response:
@@ -89,6 +91,8 @@ def hostile_pages() -> Iterator[HostilePages]:
             "/titled": page(TITLE, "<h1>Figures</h1><p>Revenue rose.</p>"),
             "/a": page("Page A", "<h1>Page A</h1><a href=/b>Next</a> <a href=/a>Home</a> <button>Alpha</button>"),
             "/b": page("Page B", "<h1>Page B</h1><a href=/a>Home</a><a href=/a>Home</a>"),
+            "/two": page("Two", "<h1>Two</h1><a href=/a target=_blank>Elsewhere</a>"),
+            "/hog": Response(body=HOG, content_type=HTML), "/slow": Response(body="late", delay=20),
         })
         files = site.handler
         site.handler = lambda req: _file(req) if req.path.startswith("/file/") else files(req)

@@ -32,6 +32,7 @@ TAB_LIMIT = 10
 SETTLE = 3.0  # longest wait, after an action, for the page's own requests to go quiet
 QUIET = 0.3  # seconds without a request in flight that count as quiet
 VIEWPORT = {"width": 1280, "height": 900}
+DIALOG_LIMIT = 100  # dialogs of one tab in one action: more is a loop, and the tab is closed
 FLOOD_LINES = 3  # events of one kind listed one by one in an observation; the rest are counted
 FLOOD_WORDS = {"dialog": "dialogs answered (OK; Cancel for a prompt)", "popup": f"popups closed (at most {TAB_LIMIT} "
                "tabs)", "tab": "new tabs opened", "closed": "tabs closed by the page", "crashed": "tabs gone",
@@ -48,6 +49,7 @@ class Tab:
     page: Any
     navigations: int = 0  # how often its main frame went to another document or place
     crashed: bool = False
+    dialogs: int = 0  # dialogs answered since the action began
 
 
 @dataclass
@@ -69,6 +71,7 @@ class TaskBrowser:
     job: Job = field(default_factory=Job)  # the context's guard state (browser.py); start() makes the real one
     _password: str = ""
     _count: int = 0
+    _quiet: bool = False
     _busy: set[asyncio.Task[None]] = field(default_factory=set)  # downloads and dialogs being handled
     _in_flight: set[Any] = field(default_factory=set)  # requests of the task's pages not finished yet
     _floods: dict[str, int] = field(default_factory=dict)  # kind -> events of that kind in this action
@@ -105,9 +108,13 @@ class TaskBrowser:
         return self.tab.page
 
     async def ensure_tab(self) -> None:
-        """A blank tab when the page closed the last one."""
+        """A blank tab when the page (or the tool, for a loop of dialogs) closed the last one."""
         if not self.tabs:
-            await self._context.new_page()
+            self._quiet = True  # the tool's own blank tab: no "a new tab opened"
+            try:
+                await self._context.new_page()
+            finally:
+                self._quiet = False
 
     async def new_tab_if_closed(self) -> None:
         """A fresh tab when the current one crashed (open() goes on from there)."""
@@ -119,6 +126,8 @@ class TaskBrowser:
         """An action starts: forget the last action's refusal and where it went, count its events afresh."""
         self.started = time.monotonic()
         self.job.navigations.clear()
+        for tab in self.tabs:
+            tab.dialogs = 0
         if self.downloads is not None:
             self.downloads.begin_action()
         self.job.refusal = None
@@ -199,13 +208,13 @@ class TaskBrowser:
         self._count += 1
         tab = Tab(self._count, page)
         self.tabs.append(tab)
-        if self._count > 1:
+        if self._count > 1 and not self._quiet:
             self.note("tab", f"A new tab opened (tab {tab.number}); now on it")
         self.current = tab.number
         follow_navigations(page, self.job)
         page.set_default_timeout(30_000)
         page.on("framenavigated", lambda frame: _count_navigation(tab, frame))
-        page.on("dialog", lambda dialog: self._track(self._answer(dialog)))
+        page.on("dialog", lambda dialog: self._track(self._answer(dialog, tab)))
         page.on("download", lambda download: self._track(self._download(download)))
         page.on("crash", lambda _: self._crashed(tab))
         page.on("close", lambda _: self._closed(tab))
@@ -215,8 +224,19 @@ class TaskBrowser:
         self._busy.add(task)
         task.add_done_callback(self._busy.discard)
 
-    async def _answer(self, dialog: Any) -> None:
+    async def _answer(self, dialog: Any, tab: Tab) -> None:
         said = json.dumps(" ".join(str(dialog.message).split())[:300], ensure_ascii=False)
+        tab.dialogs += 1
+        if tab.dialogs > DIALOG_LIMIT:  # a loop of dialogs would hold the tab for ever
+            await dialog.dismiss()
+            if tab.dialogs == DIALOG_LIMIT + 1:
+                self.events.append(f"Tab {tab.number} kept opening dialogs ({DIALOG_LIMIT:,} in one action): "
+                                   "closed it")
+                self.tabs.remove(tab)
+                if self.current == tab.number and self.tabs:
+                    self.current = self.tabs[-1].number
+                await tab.page.close()
+            return
         if dialog.type == "prompt":
             await dialog.dismiss()
             self.note("dialog", f"A prompt dialog asked {said}: answered Cancel (nothing is typed into prompts)")

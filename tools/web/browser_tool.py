@@ -129,6 +129,7 @@ class BrowserTool(Tool):
             raise
         except Exception as exc:  # noqa: BLE001 - Playwright's own (a crashed page): in words the model can act on
             result = ActionError(str(page.browser.failure_of(exc, page.page.url, page.job, page.started)))
+        await page.ensure_tab()
         events = page.drain_events()
         url, title = page.page.url, ""
         with contextlib.suppress(Exception):  # a page that crashed or is closing has no title
