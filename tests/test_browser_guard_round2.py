@@ -56,6 +56,8 @@ def hidden(pages: HostilePages) -> list[Step]:
 def downloads(pages: HostilePages) -> list[Step]:
     return [lambda o: {"action": "open", "url": pages.url("/burst")},
             lambda o: {"action": "click", "ref": ref(o, "button", "Get all")},
+            lambda o: {"action": "open", "url": pages.url("/big")},
+            lambda o: {"action": "click", "ref": ref(o, "link", "Big file")},
             lambda o: "fetched"]
 
 
@@ -152,7 +154,7 @@ def test_text_a_person_does_not_see_never_reaches_the_model(run: dict[str, Any])
 
 
 def test_downloads_stop_at_the_workspace_budget_and_the_count_per_action(run: dict[str, Any]) -> None:
-    clicked = observations(run, "downloads")[1]
+    clicked, _, big = observations(run, "downloads")[1:4]
     workspace = Path(run["records"]["downloads"]["workspace"])
     saved = sorted((workspace / "downloads").iterdir())
     used = budget.usage(str(workspace)).bytes
@@ -163,6 +165,9 @@ def test_downloads_stop_at_the_workspace_budget_and_the_count_per_action(run: di
     assert f"at most {PER_ACTION} downloads per action" in clicked
     last = re.findall(r"the workspace holds ([\d.]+ MiB) of its", clicked)[-1]
     assert last == budget.human(used)  # the count told is the exact one
+    assert re.search(r"Refused the download of big\.bin: it would take the workspace past its budget \([\d.]+ MiB "
+                     r"used, [\d.]+ MiB in all: AGENT_WORKSPACE_BUDGET_MB\); what had arrived was removed", big)
+    assert not (workspace / "downloads" / "big.bin").exists()
 
 
 def test_floods_are_summed_up_and_the_tab_line_counts_open_tabs(run: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ The site is on 127.0.0.1 and the collector on 127.0.0.2 (another origin, reachab
 SCRAPE_ALLOW_PRIVATE_URLS=1). `/bounce`: a script POSTs to its own origin, which answers 307 to the
 collector. `/prg`: a form POSTs to its own origin and is sent on with 303 (the everyday redirect after a
 post). `/hidden`: visible text beside text a person never sees, each hidden in its own way and marked with
-a word of HIDDEN. `/burst`: a button that clicks DOWNLOADS download links of CHUNK bytes each. `/dialogs`
+a word of HIDDEN. `/burst`: a button that clicks DOWNLOADS download links of CHUNK bytes each; `/big`
+links to a file of 8 CHUNKs that arrives slowly. `/dialogs`
 and `/popups`: floods. `/titled`: a title with C1 and bidi characters. `/a` and `/b`: two pages sharing a
 link, for refs across `back`. `/two` opens a second tab; `/hog` grows until the memory watchdog kills it.
 """
@@ -83,7 +84,9 @@ def hostile_pages() -> Iterator[HostilePages]:
             "/hidden": hidden_page(),
             "/burst": page("Files", f"<h1>Files</h1><div hidden>{links}</div><button onclick=\"document"
                                     ".querySelectorAll('a[download]').forEach(a => a.click())\">Get all</button>"),
-            "/file/": Response(404),
+            "/big": page("Big", "<h1>Big</h1><a href=/bigfile download>Big file</a>"),
+            "/bigfile": Response(body=b"x" * (8 * CHUNK), content_type="application/octet-stream", pace=0.02,
+                                 headers={"Content-Disposition": 'attachment; filename="big.bin"'}),
             "/dialogs": page("Dialogs", f"<button onclick='for (let i = 0; i < {DIALOGS}; i++) alert(\"Hi \" + i)'>"
                                         "Greet</button>"),
             "/popups": page("Popups", f"<button onclick='for (let i = 0; i < {POPUPS}; i++) window.open(\"/b\")'>"

@@ -36,6 +36,7 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     content_type: str | None = None
+    pace: float = 0.0  # seconds between two 64 KiB pieces of the body (0: all at once)
 
     def encoded(self) -> tuple[bytes, str]:
         """The body as bytes and its content type."""
@@ -87,7 +88,10 @@ class LoopbackServer:
                         self.send_header(k, v)
                     self.end_headers()
                     if self.command != "HEAD":
-                        self.wfile.write(body)
+                        for at in range(0, len(body), 65536 if resp.pace else max(len(body), 1)):
+                            self.wfile.write(body[at:at + 65536] if resp.pace else body)
+                            self.wfile.flush()
+                            server._stop.wait(resp.pace)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

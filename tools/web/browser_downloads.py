@@ -64,8 +64,7 @@ class Downloads:
             await _quietly(download.delete())
 
     async def _arrive(self, download: Any, name: str, note: Note) -> None:
-        partial = Path(getattr(download, "_artifact", None) and download._artifact._initializer.get(  # noqa: SLF001
-            "absolutePath", "") or "/nonexistent")
+        partial = _arriving_at(download)
         used = self._used()
         finished = asyncio.ensure_future(download.failure())
         while True:
@@ -75,8 +74,9 @@ class Downloads:
             if why:
                 finished.cancel()
                 await _quietly(download.cancel())
-                with contextlib.suppress(OSError):
-                    partial.unlink()
+                for left in (partial, _growing(partial)):
+                    with contextlib.suppress(OSError):
+                        left.unlink()
                 note("download-refused", f"Refused the download of {name}: {why}; what had arrived was removed")
                 return
             if finished.done():
@@ -119,9 +119,22 @@ class Downloads:
         return None
 
 
+def _arriving_at(download: Any) -> Path:
+    """Where Chromium writes the download (Playwright's artifact path; the file grows as NAME.crdownload)."""
+    impl = getattr(download, "_impl_obj", download)  # the async API's object wraps Playwright's own
+    with contextlib.suppress(AttributeError, TypeError):
+        return Path(impl._artifact._initializer["absolutePath"])  # noqa: SLF001 - no public API says it
+    return Path("/nonexistent")
+
+
+def _growing(path: Path) -> Path:
+    """The name Chromium gives a download while it arrives."""
+    return path.with_name(path.name + ".crdownload")
+
+
 def _size(path: Path) -> int:
     """The bytes of an arriving download so far (Chromium may write it under a temporary suffix)."""
-    sizes = [p.stat().st_size for p in (path, path.with_name(path.name + ".crdownload")) if p.is_file()]
+    sizes = [p.stat().st_size for p in (path, _growing(path)) if p.is_file()]
     return max(sizes, default=0)
 
 
