@@ -26,10 +26,15 @@ def probe() -> str:
     return ""
 
 
-def command(read_only: Iterable[str], workspace: str, *, network: bool, devices: Iterable[str] = ()) -> list[str]:
-    """The bwrap prefix that runs a command with only these paths visible."""
+def command(read_only: Iterable[str], workspace: str, *, network: bool, devices: Iterable[str] = (),
+            drops_itself: bool = False) -> list[str]:
+    """The bwrap prefix that runs a command with only these paths visible. drops_itself: the command is our
+    launcher or session, given CAP_SETPCAP (in the new user namespace) only to lock the securebits and empty
+    every capability set itself (privileges.drop_all) before any model code runs."""
     exe = shutil.which("bwrap") or "bwrap"
     argv = [exe, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if drops_itself:
+        argv += ["--cap-add", "CAP_SETPCAP"]
     if network:
         argv.append("--share-net")
     argv += ["--dev", "/dev", "--proc", "/proc"]

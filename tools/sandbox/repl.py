@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-_HELPERS = ("launcher", "landlock", "repl", "server", "wire")  # our modules: not for model code's imports
+_HELPERS = ("launcher", "landlock", "mounts", "privileges", "repl", "server", "wire")  # our modules: not for model code's imports
 _MAX_ANSWER = 4096
 
 
