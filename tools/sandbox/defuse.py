@@ -5,7 +5,8 @@ back, an archive an unconfined tool unpacked, a backend with no seccomp. Left in
 a setuid-root copy of a shell hands root to whoever runs it later, and a device node opens a raw disk or
 the kernel log. defuse() walks the workspace without following links (directory handles throughout):
 set-ID bits are cleared, a device node is removed, and a set-ID file with more than one link is removed
-rather than changed (clearing its bits would change the other name, a file outside the workspace).
+rather than changed (clearing its bits would change the other name, a file outside the workspace), as is one
+of another user that the agent's user may not change.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def _defuse_one(name: str, dir_fd: int) -> str:
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             return "changed while cleared; left alone"
         os.fchmod(fd, stat.S_IMODE(now.st_mode) & ~_SET_ID)
+    except PermissionError:  # another user's (root's, planted while a normal user's agent ran): not ours to change
+        if stat.S_ISDIR(st.st_mode):
+            raise
+        os.unlink(name, dir_fd=dir_fd)
+        return f"{bits} file of another user (uid {st.st_uid}) removed"
     finally:
         os.close(fd)
     return f"{bits} bit cleared (mode {stat.S_IMODE(st.st_mode):o} -> {stat.S_IMODE(st.st_mode) & ~_SET_ID:o})"

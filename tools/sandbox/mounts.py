@@ -24,6 +24,7 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV = 1, 2, 4
 # The same numbers on every architecture (added after the syscall tables were unified).
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
 _OPEN_TREE_CLONE, _AT_RECURSIVE, _AT_FDCWD, _MOVE_MOUNT_F_EMPTY_PATH = 1, 0x8000, -100, 4
 # Never hidden (the code needs them), nor any folder holding one of them.
 _SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/dev/null", "/proc", "/sys")
@@ -77,12 +78,19 @@ def _unshare(libc: ctypes.CDLL) -> None:
             _call(-1, "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
         _call(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
         return
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
-        try:
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
+    # A process that is not dumpable (a supervisor's child) has its /proc files owned by root: only for these
+    # writes is it dumpable.
+    dumpable = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+    finally:
+        libc.prctl(_PR_SET_DUMPABLE, dumpable, 0, 0, 0)
 
 
 def _hideable(folder: str) -> bool:
