@@ -39,6 +39,7 @@ DENIED = (
 # libc and Python fall back to openat.
 MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2, "open": 2, "openat": 3, "creat": 1,
             "mkdir": 1, "mkdirat": 2, "mknod": 1, "mknodat": 2}
+_FCHMODAT2 = 452  # the same number on every architecture (after the syscall tables were unified)
 S_ISUID, S_ISGID, S_IFMT, S_IFCHR, S_IFBLK = 0o4000, 0o2000, 0o170000, 0o020000, 0o060000
 # clone() flags that create namespaces; clone3 hides its flags in memory, so it gets ENOSYS and libc
 # falls back to clone(), whose flags the filter can see.
@@ -86,8 +87,12 @@ def _file_modes(sc: Any, flt: Any) -> None:
         rules = [(bit, bit) for bit in (S_ISUID, S_ISGID)]
         if name.startswith("mknod"):
             rules += [(S_IFMT, S_IFCHR), (S_IFMT, S_IFBLK)]
-        for mask, value in rules:
-            with contextlib.suppress(OSError, ValueError, RuntimeError):  # not on this architecture
+        try:
+            for mask, value in rules:
                 flt.add_rule(sc.ERRNO(errno.EPERM), name, sc.Arg(arg, sc.MASKED_EQ, mask, value))
+        except (OSError, ValueError, RuntimeError):  # not on this architecture, or unknown to this libseccomp
+            if name == "fchmodat2":  # (Linux 6.6) refused whole by its number: libc falls back to fchmodat
+                with contextlib.suppress(OSError, ValueError, RuntimeError):
+                    flt.add_rule(sc.ERRNO(errno.ENOSYS), _FCHMODAT2)
     with contextlib.suppress(OSError, ValueError, RuntimeError):  # a libseccomp too old to know openat2
         flt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")
