@@ -1,10 +1,11 @@
 """The OS sandbox for model-written code: pick a backend once per run, confine a command or a Python session.
 
-Owns the backends (Landlock, bubblewrap, seccomp), the paths confined code may read, the workspace
-byte budget, one-shot runs through the launcher (oneshot.py, launcher.py: the shell tool) and the
-python tool's sessions (sessions.py in the agent; server.py, repl.py and wire.py in their own
-processes). check_setup's live probe of it is tools/sandbox_probe.py. May import core, config and
-tools.processes; the python and shell tools and MCP's stdio servers use it.
+Owns the backends (Landlock with its mount namespace, bubblewrap, seccomp, the capability drop), the paths
+confined code may read, the workspace byte budget and its defusing at a task's end (defuse.py), one-shot
+runs through the launcher (oneshot.py, launcher.py: the shell tool) and the python tool's sessions
+(sessions.py in the agent; server.py, repl.py and wire.py in their own processes). check_setup's live probe
+of it is tools/sandbox_probe.py. May import core, config and tools.processes; the python and shell tools,
+MCP's stdio servers and the batch runner (defuse) use it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import functools
 import marshal
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -153,15 +153,8 @@ def mounts_problem() -> str:
         return "mount namespaces are Linux only"
     code = "import sys; sys.path.insert(0, sys.argv[1]); import mounts; mounts.isolate(sys.argv[2], [], [sys.argv[2]])"
     with tempfile.TemporaryDirectory(prefix="agent-mounts-probe-") as folder:
-        try:
-            done = subprocess.run([sys.executable, "-I", "-S", "-c", code, os.path.dirname(LAUNCHER), folder],
-                                  capture_output=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"no mount namespace ({exc})"
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return "no mount namespace" + (f" ({lines[-1]})" if lines else "")
-    return ""
+        return bwrap.trial([sys.executable, "-I", "-S", "-c", code, os.path.dirname(LAUNCHER), folder],
+                           "no mount namespace")
 
 
 @functools.cache
@@ -180,23 +173,27 @@ def select(mode: str = "auto", network: bool = False) -> Sandbox:
             raise SandboxUnavailableError(mode, bw_gap)
         return Sandbox("bwrap", network, seccomp=not sec_gap, gaps=tuple(net_gap + ([sec_gap] if sec_gap else [])))
     if abi >= 4 or (abi >= 1 and mode in ("landlock", "auto")):
-        gaps = list(net_gap)
-        if abi < 4:
-            gaps.append(f"Landlock ABI {abi} < 4: TCP is blocked only by seccomp")
-        if abi < 6:
-            gaps.append(f"Landlock ABI {abi} < 6: model code can signal the agent")
-        if sec_gap:
-            gaps.append(sec_gap + ": UDP, ptrace, namespaces, set-user-ID files and device nodes are not blocked")
-        ns_gap = mounts_problem()
-        if ns_gap:
-            gaps.append(f"{ns_gap}: model code can change the mode, times and extended attributes of files "
-                        "outside its workspace that its user owns, and see which files exist anywhere")
-        return Sandbox("landlock", network, landlock_abi=abi, seccomp=not sec_gap, gaps=tuple(gaps),
-                       mounts=not ns_gap)
+        return _landlock(abi, network, net_gap, sec_gap)
     reason = f"Landlock ABI {abi} on this kernel; {bw_gap or 'bwrap not usable'}"
     if mode != "auto":
         raise SandboxUnavailableError(mode, reason)
     return Sandbox("none", network, gaps=(f"no sandbox ({reason}): {_UNCONTAINED}",))
+
+
+def _landlock(abi: int, network: bool, net_gap: list[str], sec_gap: str) -> Sandbox:
+    """The Landlock backend, with what this kernel's ABI, seccomp and mount namespaces leave uncontained."""
+    gaps = list(net_gap)
+    if abi < 4:
+        gaps.append(f"Landlock ABI {abi} < 4: TCP is blocked only by seccomp")
+    if abi < 6:
+        gaps.append(f"Landlock ABI {abi} < 6: model code can signal the agent")
+    if sec_gap:
+        gaps.append(sec_gap + ": UDP, ptrace, namespaces, set-user-ID files and device nodes are not blocked")
+    ns_gap = mounts_problem()
+    if ns_gap:
+        gaps.append(f"{ns_gap}: model code can change the mode, times and extended attributes of files "
+                    "outside its workspace that its user owns, and see which files exist anywhere")
+    return Sandbox("landlock", network, landlock_abi=abi, seccomp=not sec_gap, gaps=tuple(gaps), mounts=not ns_gap)
 
 
 def prepare_sandbox(settings: Settings) -> str | None:
