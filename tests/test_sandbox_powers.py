@@ -244,3 +244,25 @@ def test_confined_code_gains_no_power(place: Path, backend: str, user: str) -> N
     assert "linked-suid: set-user-ID file with 2 links removed" in defused
     assert "planted-null: character device node 1:3 removed" in defused or not IS_ROOT
     assert got["outside"].stat().st_mode & stat.S_ISUID  # the other name of the hard link was left as it was
+
+
+def test_defusing_follows_no_link_and_changes_nothing_outside(tmp_path: Path) -> None:
+    """A link in the workspace to a set-ID file outside, or a linked folder, is never followed: the outside file
+    keeps its bits; set-ID folders and files inside are cleared, a FIFO stays."""
+    from tools.sandbox.defuse import defuse
+
+    outside, ws = tmp_path / "outside", tmp_path / "ws"
+    (outside / "deep").mkdir(parents=True)
+    (ws / "sub").mkdir(parents=True)
+    for path in (outside / "tool", outside / "deep" / "tool", ws / "sub" / "mine"):
+        shutil.copy("/bin/true", path)
+        path.chmod(0o4755)
+    (ws / "sub").chmod(0o2775)
+    (ws / "to-tool").symlink_to(outside / "tool")
+    (ws / "to-folder").symlink_to(outside / "deep")
+    os.mkfifo(ws / "pipe")
+    done = defuse(ws)
+    assert sorted(done) == ["sub/mine: set-user-ID bit cleared (mode 4755 -> 755)",
+                            "sub: set-group-ID bit cleared (mode 2775 -> 775)"]
+    assert all((outside / name).stat().st_mode & stat.S_ISUID for name in ("tool", "deep/tool"))
+    assert stat.S_ISFIFO((ws / "pipe").lstat().st_mode) and (ws / "to-tool").is_symlink()
