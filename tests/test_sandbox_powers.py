@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -131,6 +132,9 @@ def as_user(user: str, argv: list[str], stage: Path) -> list[str]:
     interpreter (under root's 0700 home here) is reachable, nothing on disk changed."""
     if user == "self":
         return argv
+    if user == "no-userns":  # nobody, for whom new user namespaces are off (ENOSPC), as on some distributions
+        argv = ["bwrap", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--disable-userns",
+                "--die-with-parent", *argv]
     prefix = os.path.realpath(sys.base_prefix)
     if not prefix.startswith("/root/"):
         reach = ""
@@ -186,7 +190,7 @@ def attack(place: Path, backend: str, user: str) -> dict[str, Any]:
     last = json.loads(model.bodies[-1])["messages"]
     said = "\n".join(str(m["content"]) for m in last if m["role"] == "user")
     (record,) = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
-    return {"said": said, "record": record, "run": run, "cred": cred, "cred_before": cred_before,
+    return {"said": said, "record": record, "stderr": done.stderr, "run": run, "cred": cred, "cred_before": cred_before,
             "system_before": system_before, "hostname": hostname, "outside": outside}
 
 
@@ -244,6 +248,27 @@ def test_confined_code_gains_no_power(place: Path, backend: str, user: str) -> N
     assert "linked-suid: set-user-ID file with 2 links removed" in defused
     assert "planted-null: character device node 1:3 removed" in defused or not IS_ROOT
     assert got["outside"].stat().st_mode & stat.S_ISUID  # the other name of the hard link was left as it was
+
+
+@pytest.mark.skipif(ABI < 4 or bool(seccomp_problem()) or bwrap.probe() != "" or not IS_ROOT,
+                    reason="needs Landlock ABI >= 4, seccomp, bubblewrap (to switch user namespaces off) and a root "
+                           "test run (the agent runs as nobody)")
+def test_where_user_namespaces_are_off_the_run_warns_and_the_rest_still_holds(place: Path) -> None:
+    """A normal user's agent where new user namespaces are refused: no mount namespace, said once in the run's
+    warning; capabilities, set-ID files, device nodes, hostname and the task's end still hold. What the warning
+    names is what happens: the user's own file outside is visible and its xattrs can be changed."""
+    got = attack(place, "landlock", "no-userns")
+    assert "no mount namespace" in got["stderr"] and "outside its workspace that its user owns" in got["stderr"]
+    said = got["said"]
+    for label in ("chmod-suid", "open-suid", "fchmod-suid", "mknod-chr", "mknod-blk", "hostname", "clock"):
+        assert f"BLOCKED {label} PermissionError" in said, (label, said)
+    # Nothing effective, permitted, inheritable or ambient; a user's full bounding set and its securebits need
+    # CAP_SETPCAP to change (it has none): no_new_privs alone keeps an exec from granting any.
+    assert re.search(r"GOT caps \(0, \d+, 0\)", said) and "GOT no_new_privs 1" in said
+    assert "GOT stat-cred" in said and "GOT xattr-cred" in said  # the gap the warning names (the user's own file)
+    assert "BLOCKED xattr-sys PermissionError" in said and "user.agent-test" not in os.listxattr(SYSTEM_FILE)
+    defused = "\n".join(got["record"]["defused"])
+    assert "planted-suid" in defused and "linked-suid" in defused
 
 
 def test_defusing_follows_no_link_and_changes_nothing_outside(tmp_path: Path) -> None:
