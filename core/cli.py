@@ -3,7 +3,8 @@
 argparse prints the whole usage (twenty lines for main.py) above its error; this one prints only the error,
 the nearest real flag for a misspelt one, the environment variable a flag's setting also comes from, and
 where the full list is: `main.py: error: unrecognized arguments: --modle (did you mean --model?); see
-main.py --help`. Imports only the standard library.
+main.py --help`. `type=int` and `type=float` take ASCII digits only. Imports only the standard library and
+core.values.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from collections.abc import Mapping
-from typing import NoReturn
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
+
+from core.values import number, whole
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -21,6 +24,12 @@ class ArgumentParser(argparse.ArgumentParser):
 
     variables: Mapping[str, str] = {}
     elsewhere: Mapping[str, str] = {}  # a flag another command has -> that command (`--concurrency` -> `main.py TASKS`)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # type=int and type=float take ASCII digits only (int() also takes '٣'), in every group and subcommand.
+        self.register("type", int, _ascii(whole))
+        self.register("type", float, _ascii(number))
 
     def error(self, message: str) -> NoReturn:
         """Print one line to stderr and exit 2 (argparse's own convention for usage errors)."""
@@ -47,6 +56,16 @@ class ArgumentParser(argparse.ArgumentParser):
             return ""
         return f" (did you mean {pairs[0][1]}?)" if len(pairs) == 1 else \
             f" (did you mean {', '.join(f'{near} for {flag}' for flag, near in pairs)}?)"
+
+
+def _ascii(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{exc}, not {text!r}") from None
+
+    return convert
 
 
 def close_word(word: str, choices: list[str]) -> str | None:

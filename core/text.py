@@ -88,7 +88,7 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
                    for ch in text)
 
 
-_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*")
+_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.ASCII)
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_AGE_DAYS = 36_500  # a hundred years: any older age means "everything", and larger ones overflow dates
 

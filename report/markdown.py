@@ -57,6 +57,7 @@ class TaskRecord:
     notes: list[str] = field(default_factory=list)  # the notes the model kept with the notes tool (tools/notes.py)
     node: str | None = None  # --executor ray: the cluster node that ran the task
     files_cut: list[str] = field(default_factory=list)  # --executor ray: workspace files not brought back (size)
+    defused: list[str] = field(default_factory=list)  # set-ID bits cleared, device nodes removed at the task's end
 
     def __post_init__(self) -> None:
         # Records written before sources were numbered hold plain URLs (all of them read successfully).
@@ -171,7 +172,7 @@ def _inline_safe(line: str) -> str:
 
 def tasks_count(done: int, total: Any = None) -> str:
     """`5 tasks`, or `2 of 5 tasks` when the run had more tasks than the report holds (a stopped run)."""
-    known = int(total) if str(total or "").isdigit() else 0
+    known = int(total) if str(total or "").isascii() and str(total or "").isdigit() else 0
     return f"{done:,} of {plural(known, 'task')}" if known > done else plural(done, "task")
 
 

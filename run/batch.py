@@ -29,6 +29,7 @@ from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
 from tools.safe_open import WorkspacePathError, replace_file
+from tools.sandbox.defuse import defuse
 
 if TYPE_CHECKING:  # telemetry/otel.py imports the opentelemetry SDK: only when a run exports traces
     from telemetry.otel import TaskTrace, Tracing
@@ -166,6 +167,7 @@ class BatchRunner:
             if trace is not None:
                 trace.close()
         record = record_from_result(task, result, workspace)
+        record.defused = defuse(workspace)  # no set-ID file or device node stays in a kept workspace
         record.trace = str(trace.path.resolve()) if trace is not None else None  # report finds this run's own
         if traced is not None:
             traced.finish(record)

@@ -87,7 +87,7 @@ def check_supported(settings: Settings, replay_trace: object) -> None:
 def reachable(address: str, timeout: float = 5.0) -> None:
     """ConfigError at once when a HOST:PORT address does not answer (Ray itself would retry for minutes)."""
     host, _, port = address.rpartition(":")
-    if "://" in address or not host or not port.isdigit():
+    if "://" in address or not host or not (port.isascii() and port.isdigit()):
         return  # auto, ray://...: Ray's own lookup
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()

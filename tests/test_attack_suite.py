@@ -18,6 +18,8 @@ import json
 import os
 import re
 import stat
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -375,6 +377,22 @@ def test_a_bad_upload_is_a_4xx_with_one_line_and_leaves_nothing_behind(ui_app: t
                       (body, {"Content-Type": "multipart/form-data"})):
         status, answer = post_form(app, bad, kind)
         assert 400 <= status < 500 and isinstance(answer, dict) and answer["error"], (status, answer)
+    assert list(temp.glob("agent-ui-*")) == []
+
+
+@pytest.mark.parametrize("breadth", ["²", "٣", "１", "3.0", "1_0", "+3", "0"])
+def test_a_research_breadth_in_other_digits_is_a_400_naming_it_and_leaves_nothing_behind(
+        ui_app: tuple[FakeApp, Path], breadth: str) -> None:
+    """Guarantee: a numeric field takes ASCII digits only ('²' passes str.isdigit, int() refused it: a 500 with a
+    traceback, the upload folder left in the temp folder); a bad value is a 400 with one line naming the field."""
+    app, temp = ui_app
+    body, headers = ui_multipart({"question": "Compare two rivers", "breadth": breadth}, ("a.txt", b"a"))
+    req = urllib.request.Request(f"http://127.0.0.1:{app.port}/api/research", data=body,
+                                 headers={"Authorization": f"token {app.token}", **headers})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=60)  # noqa: S310 (loopback only)
+    error = json.loads(refused.value.read())["error"]
+    assert refused.value.code == 400 and error.startswith("breadth:") and "\n" not in error, error
     assert list(temp.glob("agent-ui-*")) == []
 
 

@@ -183,7 +183,18 @@ def test_an_unknown_price_is_na_everywhere_and_the_cap_says_it_cannot_be_enforce
                                        "AGENT_CONCURRENCY: expected a whole number"),
     ([], {"AGENT_ANSWER_STYLE": "long"}, "error: --answer-style / AGENT_ANSWER_STYLE must be plain or concise, "
                                          "not 'long'"),
-    (["--max-cost", "abc"], {}, "main.py: error: argument --max-cost (AGENT_MAX_COST): invalid float value: 'abc'"),
+    (["--max-cost", "abc"], {}, "main.py: error: argument --max-cost (AGENT_MAX_COST): expected a number, not 'abc'"),
+    # int('٣') is 3 and '²'.isdigit() is True: numbers take ASCII digits only (issue 47)
+    (["--max-steps", "٣"], {}, "main.py: error: argument --max-steps (AGENT_MAX_STEPS): expected a whole number, "
+                              "not '٣'"),
+    (["--max-steps", "²"], {}, "main.py: error: argument --max-steps (AGENT_MAX_STEPS): expected a whole number, "
+                              "not '²'"),
+    (["--task-timeout", "1_0"], {}, "main.py: error: argument --task-timeout (AGENT_TASK_TIMEOUT): expected a number, "
+                                    "not '1_0'"),
+    ([], {"AGENT_MAX_STEPS": "²"}, "error: AGENT_MAX_STEPS='²' is not valid for --max-steps / AGENT_MAX_STEPS: "
+                                   "expected a whole number"),
+    ([], {"AGENT_TASK_TIMEOUT": "１.５"}, "error: AGENT_TASK_TIMEOUT='１.５' is not valid for --task-timeout / "
+                                        "AGENT_TASK_TIMEOUT: expected a number"),
 ])
 def test_a_bad_value_names_its_flag_variable_and_value(tmp_path: Path, args: list[str], env: dict[str, str],
                                                         message: str) -> None:

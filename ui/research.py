@@ -159,7 +159,7 @@ class _Routes:
                 question, breadth = str(form.get("question") or "").strip(), str(form.get("breadth") or MOST)
                 if not question or len(question) > MAX_QUESTION:
                     raise BadUpload(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
-                if not breadth.isdigit() or not 1 <= int(breadth) <= 20:
+                if not (breadth.isascii() and breadth.isdigit()) or not 1 <= int(breadth) <= 20:  # '²'.isdigit()
                     raise BadUpload(400, "breadth: 1 to 20 sub-questions")
                 files = await save_upload(form.get("file"), folder)
         except (BadUpload, HTTPException) as exc:

@@ -1,10 +1,11 @@
 """The OS sandbox for model-written code: pick a backend once per run, confine a command or a Python session.
 
-Owns the backends (Landlock, bubblewrap, seccomp), the paths confined code may read, the workspace
-byte budget, one-shot runs through the launcher (oneshot.py, launcher.py: the shell tool) and the
-python tool's sessions (sessions.py in the agent; server.py, repl.py and wire.py in their own
-processes). check_setup's live probe of it is tools/sandbox_probe.py. May import core, config and
-tools.processes; the python and shell tools and MCP's stdio servers use it.
+Owns the backends (Landlock with its mount namespace, bubblewrap, seccomp, the capability drop), the paths
+confined code may read, the workspace byte budget and its defusing at a task's end (defuse.py), one-shot
+runs through the launcher (oneshot.py, launcher.py: the shell tool) and the python tool's sessions
+(sessions.py in the agent; server.py, repl.py and wire.py in their own processes). check_setup's live probe
+of it is tools/sandbox_probe.py. May import core, config and tools.processes; the python and shell tools,
+MCP's stdio servers and the batch runner (defuse) use it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import marshal
 import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,17 +51,24 @@ class Sandbox:
     landlock_abi: int = 0
     seccomp: bool = False
     gaps: tuple[str, ...] = field(default=())  # mechanisms missing here, in words
+    mounts: bool = False  # Landlock: the code runs in a read-only mount namespace with private folders hidden
 
     def blocks(self) -> list[str]:
         """What this sandbox stops, in words."""
         out: list[str] = []
         if self.backend == "landlock":
             out += landlock.contained(self.landlock_abi, self.network)
+            if self.mounts:
+                out.append("changes to files outside the workspace (read-only mount namespace); homes, run, "
+                           "project and temp folders hidden")
         elif self.backend == "bwrap":
             out += ["files outside the workspace and system directories", "other processes (PID namespace)"]
             out += [] if self.network else ["all network (empty network namespace)"]
+        if self.backend != "none":
+            out.append("capabilities (every set emptied, securebits locked, no_new_privs)")
         if self.seccomp:
-            out.append("ptrace, other processes' memory, namespaces, mounts, bpf, io_uring, keyctl")
+            out.append("ptrace, other processes' memory, namespaces, mounts, bpf, io_uring, keyctl, hostname, "
+                       "clock, kernel log; set-user/group-ID files and device nodes")
             out += [] if self.network else ["non-UNIX sockets (TCP, UDP, raw)"]
         out.append("leftover processes (subreaper sweep, PDEATHSIG)")
         return out
@@ -114,10 +123,13 @@ class Sandbox:
         if self.backend == "landlock":
             rules["landlock"] = {"ro": _read_only(), "rw": [str(workspace)],
                                  "files_rw": list(paths.WRITABLE_DEVICES), "network": self.network}
+        if self.mounts:
+            rules["mounts"] = {"workspace": str(workspace), "keep": _read_only(), "hide": paths.hidden_dirs()}
         return rules
 
     def _bwrap(self, workspace: Path) -> list[str]:
-        return bwrap.command([*_read_only(), os.path.dirname(LAUNCHER)], str(workspace), network=self.network)
+        return bwrap.command([*_read_only(), os.path.dirname(LAUNCHER)], str(workspace), network=self.network,
+                             drops_itself=True)
 
 
 def _read_only() -> list[str]:
@@ -132,6 +144,17 @@ def seccomp_problem() -> str:
     except (ImportError, RuntimeError, OSError) as exc:
         return f"seccomp unavailable ({exc}; pip install pyseccomp and the system's libseccomp)"
     return ""
+
+
+@functools.cache
+def mounts_problem() -> str:
+    """'' when confined code can have its own read-only mount namespace here (mounts.py), else why not."""
+    if sys.platform != "linux":
+        return "mount namespaces are Linux only"
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import mounts; mounts.isolate(sys.argv[2], [], [sys.argv[2]])"
+    with tempfile.TemporaryDirectory(prefix="agent-mounts-probe-") as folder:
+        return bwrap.trial([sys.executable, "-I", "-S", "-c", code, os.path.dirname(LAUNCHER), folder],
+                           "no mount namespace")
 
 
 @functools.cache
@@ -150,18 +173,27 @@ def select(mode: str = "auto", network: bool = False) -> Sandbox:
             raise SandboxUnavailableError(mode, bw_gap)
         return Sandbox("bwrap", network, seccomp=not sec_gap, gaps=tuple(net_gap + ([sec_gap] if sec_gap else [])))
     if abi >= 4 or (abi >= 1 and mode in ("landlock", "auto")):
-        gaps = list(net_gap)
-        if abi < 4:
-            gaps.append(f"Landlock ABI {abi} < 4: TCP is blocked only by seccomp")
-        if abi < 6:
-            gaps.append(f"Landlock ABI {abi} < 6: model code can signal the agent")
-        if sec_gap:
-            gaps.append(sec_gap + ": UDP, ptrace and namespaces are not blocked")
-        return Sandbox("landlock", network, landlock_abi=abi, seccomp=not sec_gap, gaps=tuple(gaps))
+        return _landlock(abi, network, net_gap, sec_gap)
     reason = f"Landlock ABI {abi} on this kernel; {bw_gap or 'bwrap not usable'}"
     if mode != "auto":
         raise SandboxUnavailableError(mode, reason)
     return Sandbox("none", network, gaps=(f"no sandbox ({reason}): {_UNCONTAINED}",))
+
+
+def _landlock(abi: int, network: bool, net_gap: list[str], sec_gap: str) -> Sandbox:
+    """The Landlock backend, with what this kernel's ABI, seccomp and mount namespaces leave uncontained."""
+    gaps = list(net_gap)
+    if abi < 4:
+        gaps.append(f"Landlock ABI {abi} < 4: TCP is blocked only by seccomp")
+    if abi < 6:
+        gaps.append(f"Landlock ABI {abi} < 6: model code can signal the agent")
+    if sec_gap:
+        gaps.append(sec_gap + ": UDP, ptrace, namespaces, set-user-ID files and device nodes are not blocked")
+    ns_gap = mounts_problem()
+    if ns_gap:
+        gaps.append(f"{ns_gap}: model code can change the mode, times and extended attributes of files "
+                    "outside its workspace that its user owns, and see which files exist anywhere")
+    return Sandbox("landlock", network, landlock_abi=abi, seccomp=not sec_gap, gaps=tuple(gaps), mounts=not ns_gap)
 
 
 def prepare_sandbox(settings: Settings) -> str | None:

@@ -195,16 +195,23 @@ def _load_bpf(prog: bytes) -> None:
 
 
 def confine(cfg: dict[str, Any]) -> None:
-    """The pids cgroup, limits and priority, then Landlock, then seccomp, in this process only; raises when one
-    fails."""
+    """The pids cgroup, limits and priority, then the mount namespace, Landlock, no capability, then seccomp,
+    in this process only; raises when one fails."""
+    import privileges  # this folder's modules, imported before the mount namespace may hide this folder
+
     join_pids(cfg)
     set_limits(cfg)
     os.setpriority(os.PRIO_PROCESS, 0, 0)  # the normal priority again, below a raised supervisor's
-    lock = cfg.get("landlock")
+    lock, ns = cfg.get("landlock"), cfg.get("mounts")
     if lock:
-        import landlock  # this folder's landlock.py (only when used: a shell command without Landlock skips it)
+        import landlock  # (only when used: a shell command without Landlock skips it)
+    if ns:
+        import mounts
 
+        mounts.isolate(ns["workspace"], ns["keep"], ns["hide"])
+    if lock:
         landlock.restrict(lock["ro"], lock["rw"], network=lock["network"], files_rw=lock["files_rw"])
+    privileges.drop_all()
     if cfg.get("seccomp"):
         _load_bpf(cfg["seccomp"])
 

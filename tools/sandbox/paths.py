@@ -57,3 +57,9 @@ def protected_dirs() -> list[str]:
     except (ImportError, KeyError):
         pass
     return dirs
+
+
+def hidden_dirs() -> list[str]:
+    """What the Landlock backend's mount namespace covers with an empty tmpfs (mounts.py): the protected
+    directories, every home and the shared scratch and runtime folders."""
+    return [*protected_dirs(), "/home", "/root", "/run", "/var/run", "/tmp", "/var/tmp", "/dev/shm", "/mnt", "/media"]

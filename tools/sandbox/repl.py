@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-_HELPERS = ("launcher", "landlock", "repl", "server", "wire")  # our modules: not for model code's imports
+# Our modules: not for model code's imports.
+_HELPERS = ("launcher", "landlock", "mounts", "privileges", "repl", "server", "wire")
 _MAX_ANSWER = 4096
 
 

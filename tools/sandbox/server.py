@@ -25,6 +25,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import landlock  # noqa: E402,F401  (imported here once: sessions confine themselves without reading files)
 import launcher  # noqa: E402
+import mounts  # noqa: E402,F401
+import privileges  # noqa: E402,F401
 import repl  # noqa: E402
 import wire  # noqa: E402
 
