@@ -51,7 +51,7 @@ class ShellTool(SandboxedTool):
             "Run a bash command in the task workspace, e.g. `unzip a.zip`, `grep -c word f.txt`, "
             "`sort f | uniq -c`, `wc -l *.csv`. Same sandbox and limits as python"
             + (", no network" if not self.sandbox.network else "") + "; every process it starts ends with "
-            "the call. Returns the exit status, stdout and stderr."
+            "the call. Returns its exit status, stdout, stderr."
             + (f" Installed: {', '.join(found)}." if found else "")
         )
 
