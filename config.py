@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -12,6 +13,7 @@ from typing import Any
 
 from core.envfile import read_dotenv
 from core.errors import ConfigError
+from core.models_file import ModelAlias, models_file_path, read_models_file
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -78,6 +80,11 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("summary_model", ("AGENT_SUMMARY_MODEL",), str),
     ("vision_model", ("AGENT_VISION_MODEL",), str),
     ("transcribe_model", ("AGENT_TRANSCRIBE_MODEL",), str),
+    ("planner_model", ("AGENT_PLANNER_MODEL",), str),
+    ("writer_model", ("AGENT_WRITER_MODEL",), str),
+    ("models_file", ("AGENT_MODELS_FILE",), Path),
+    ("openrouter_site_url", ("OPENROUTER_SITE_URL",), str),
+    ("openrouter_app_name", ("OPENROUTER_APP_NAME",), str),
     ("tool_modules", ("AGENT_TOOL_MODULES",), comma_list),
     ("mcp_servers", ("AGENT_MCP_SERVERS",), entries),
     ("mcp_config", ("AGENT_MCP_CONFIG",), Path),
@@ -166,6 +173,16 @@ class Settings:
     summary_model: str | None = None
     vision_model: str | None = None  # look's model when the main model cannot see images
     transcribe_model: str | None = None  # transcribe's speech-to-text model (openai:whisper-1, gemini:...)
+    planner_model: str | None = None  # research: the model that plans the sub-questions (default: model)
+    writer_model: str | None = None  # research: the model that writes and repairs the report (default: model)
+    models_file: Path | None = None  # AGENT_MODELS_FILE, else ./models.toml when present (core/models_file.py)
+    model_aliases: tuple[ModelAlias, ...] = ()  # its aliases, each accepted wherever a model is
+    # The other providers' variables (providers/hosts.py names them): keys and tokens (secrets, core/secrets.py),
+    # then base URLs, endpoints and the Azure API version, as (VARIABLE, value) pairs.
+    provider_keys: tuple[tuple[str, str], ...] = ()
+    provider_urls: tuple[tuple[str, str], ...] = ()
+    openrouter_site_url: str | None = None  # OpenRouter's attribution headers: HTTP-Referer ...
+    openrouter_app_name: str | None = None  # ... and X-Title
     tool_modules: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # NAME=COMMAND or NAME=URL entries
     mcp_config: Path | None = None  # an mcp.json with {"mcpServers": {...}}
@@ -255,6 +272,14 @@ class Settings:
             "gemini": self.gemini_api_key,
         }.get(provider)
 
+    def alias(self, name: str) -> ModelAlias | None:
+        """The models file's alias of this name, if any."""
+        return next((a for a in self.model_aliases if a.name == name.strip()), None)
+
+    def provider_env(self, variable: str) -> str | None:
+        """A provider variable's value (a key, a base URL, the Azure endpoint or API version), if set."""
+        return dict(self.provider_keys or ()).get(variable) or dict(self.provider_urls or ()).get(variable)
+
 
 def project_version() -> str:
     """The version pyproject.toml gives (the one place that holds it)."""
@@ -294,9 +319,25 @@ def load_settings(
             raise ConfigError(f"unknown setting {key!r}", key)
         if value is not None and value != ():
             values[key] = value
+    values.update(_providers(values, layered))
     settings = Settings(**values)
     _validate(settings)
     return settings
+
+
+# The variables of the other providers' keys, tokens, base URLs and endpoints (providers/hosts.py has the names).
+_PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
+_PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
+
+
+def _providers(values: dict[str, Any], layered: Mapping[str, str]) -> dict[str, Any]:
+    """The models file's aliases and the provider variables (the keys its aliases name among them)."""
+    path = values.get("models_file") or models_file_path(None)
+    aliases = read_models_file(path) if path is not None else ()
+    named = {a.api_key_env for a in aliases if a.api_key_env}
+    keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in named))
+    urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
+    return {"models_file": path, "model_aliases": aliases, "provider_keys": keys, "provider_urls": urls}
 
 
 # Settings with a fixed set of values.

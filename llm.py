@@ -28,7 +28,7 @@ from providers.context_window import dropped_prompt_warning, kept_default_max_to
 from providers.errors import AccountBlockedError
 from providers.families import request_temperature
 from providers.pricing import context_window as lookup
-from providers.pricing import cost_usd, load_prices
+from providers.pricing import cost_usd, priced_by_name_only, settings_prices
 from providers.ratelimit import RateLimits
 from providers.reachability import REFUSED_RETRY, Reachability, unreachable_reason
 from providers.registry import make_backend
@@ -75,8 +75,17 @@ def parse_spec(spec: str) -> tuple[str, str]:
         return provider, model
     guess = next((p for prefix, p in _GUESSES if spec.strip().lower().startswith(prefix)), None)
     hint = f" (did you mean {guess}:{spec.strip()}?)" if guess and ":" not in spec else ""
-    raise ConfigError(f"model {spec!r} has no known provider prefix{hint}: write provider:model,"
-                      f" with provider one of {', '.join(PROVIDERS)} (e.g. openai:gpt-5.4-mini)", "model")
+    raise ConfigError(f"model {spec!r} has no known provider prefix{hint} and is no alias of a models file"
+                      f" (AGENT_MODELS_FILE or ./models.toml): write provider:model, with provider one of"
+                      f" {', '.join(PROVIDERS)} (e.g. openai:gpt-5.4-mini)", "model")
+
+
+def backend_for(spec: str, settings: Settings) -> Backend:
+    """The adapter for a model string: an alias of the models file, else provider:model."""
+    alias = settings.alias(spec)
+    if alias is not None:
+        return make_backend(alias.provider, alias.model, settings, alias)
+    return make_backend(*parse_spec(spec), settings)
 
 
 def probe_models(base_url: str, timeout: float = PROBE_TIMEOUT) -> list[str]:
@@ -148,14 +157,14 @@ class LLMInterface:
         self._rejected = _REJECTED if rejected is None else rejected
         self._reach = Reachability(clock=clock)
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
-        self._prices = load_prices(settings.prices_file)
+        self._prices = settings_prices(settings)
         self._warned: set[str] = set()  # models whose server was seen dropping part of the prompt
 
     @classmethod
     def from_spec(cls, spec: str, settings: Settings, *, fallbacks: Sequence[str] = (),
                   **kwargs: Any) -> LLMInterface:
         """Build the adapters for "provider:model" and its fallbacks; ConfigError on a bad spec or key."""
-        backends = [make_backend(*parse_spec(s), settings) for s in (spec, *fallbacks)]
+        backends = [backend_for(s, settings) for s in (spec, *fallbacks)]
         return cls(backends, settings, **kwargs)
 
     @property
@@ -227,19 +236,19 @@ class LLMInterface:
                             model=backend.spec)
         return None
 
-    def _price(self, backend_model: str, reply: Completion) -> float | None:
-        cost = cost_usd(backend_model, reply.prompt_tokens, reply.completion_tokens, self._prices,
+    def _price(self, spec: str, reply: Completion) -> float | None:
+        if reply.cost is not None:  # the provider's own figure for the call (OpenRouter's usage.cost)
+            return reply.cost
+        cost = cost_usd(spec, reply.prompt_tokens, reply.completion_tokens, self._prices,
                         cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)
-        if cost is None and reply.model:
+        if cost is None and reply.model and not priced_by_name_only(spec, self.settings):
             cost = cost_usd(reply.model, reply.prompt_tokens, reply.completion_tokens, self._prices,
                             cached_tokens=reply.cached_tokens, cache_write_tokens=reply.cache_write_tokens)
         return cost
 
     def _billed(self, failures: list[LLMError]) -> tuple[Completion, ...]:
         """The replies the providers billed although they became errors (empty, blocked), priced."""
-        by_spec = {b.spec: b.model for b in self.backends}
-        return tuple(replace(c, cost=self._price(by_spec.get(c.model, c.model), c))
-                     for f in failures for c in f.billed)
+        return tuple(replace(c, cost=self._price(c.model, c)) for f in failures for c in f.billed)
 
     def _priced_failure(self, error: LLMError, failures: list[LLMError]) -> LLMError:
         error.billed = self._billed(failures)
@@ -248,7 +257,7 @@ class LLMInterface:
     def _finish(self, backend: Backend, reply: Completion, start: float,
                 failures: list[LLMError] | None = None) -> Completion:
         return replace(reply, model=backend.spec, latency=self._clock() - start,
-                       cost=self._price(backend.model, reply), billed_before=self._billed(failures or []))
+                       cost=self._price(backend.spec, reply), billed_before=self._billed(failures or []))
 
     def _with_retries(self, backend: Backend, request: ChatRequest) -> Completion:
         import tenacity  # imported at the first model call (CLI start-up time)

@@ -15,6 +15,7 @@ from core.chat import split_spec
 from core.cli import ArgumentParser, close_word
 from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
 from core.text import terminal_safe
+from providers.hosts import AZURE_ENDPOINT, HOSTS, base_env
 from tools.sandbox import harden_process
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
@@ -323,6 +324,9 @@ def apply_base_url(settings: Any, base_url: str | None) -> Any:
     if not base_url:
         return settings
     provider = split_spec(settings.model or "")[0]
+    if provider in HOSTS or provider == "azure":  # kept with the other providers' variables (providers/hosts.py)
+        urls = {**dict(settings.provider_urls), AZURE_ENDPOINT if provider == "azure" else base_env(provider): base_url}
+        return dataclasses.replace(settings, provider_urls=tuple(sorted(urls.items())))
     field = {"anthropic": "anthropic_base_url", "gemini": "gemini_base_url",
              "ollama": "ollama_base_url"}.get(provider, "openai_base_url")
     return settings.with_overrides(**{field: base_url})

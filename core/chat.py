@@ -61,7 +61,10 @@ class ChatModel(Protocol):
         ...
 
 
-PROVIDERS = ("openai", "anthropic", "gemini", "ollama")  # the providers a "provider:model" string may name
+# The providers a "provider:model" string may name: the four APIs with their own adapter or server, Azure OpenAI,
+# OpenRouter and the hosted OpenAI-compatible APIs of providers/hosts.py (a test holds the two lists together).
+PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "azure", "openrouter", "groq", "deepseek", "mistral",
+             "together", "fireworks", "xai")
 
 
 def split_spec(spec: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from core.chat import ChatModel, Completion, Message
 from core.errors import BudgetExceededError, LLMError
 from core.text import money
 from providers.families import MIN_REPLY, min_completion
-from providers.pricing import cache_multipliers, load_prices, lookup
+from providers.pricing import cache_multipliers, lookup, settings_prices
 from providers.spend import WAIT, LocalRunSpend, RunSpend
 
 CHARS_PER_TOKEN = 3.0  # fewer chars per token than the usual ~4: the prompt estimate errs on the high side
@@ -56,7 +56,7 @@ def _specs(model: Any) -> list[str]:
 
 def model_price(model: Any, settings: Settings) -> tuple[float, float] | None:
     """USD per million (input, output) tokens: the dearest of the model and its fallbacks with a known price."""
-    table = load_prices(settings.prices_file)
+    table = settings_prices(settings)
     known = [e for e in (lookup(s, table) for s in _specs(model)) if e is not None]
     if not known:
         return None

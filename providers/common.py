@@ -88,6 +88,7 @@ class ErrorContext:
     server: str | None = None
     pull_hint: str | None = None
     local: bool = False  # a server the user runs: a prompt over its window is named with the fix (local_servers.py)
+    what: str = "model"  # what the model name is to the provider (Azure: a deployment)
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ def _auth_message(ctx: ErrorContext, status: int, msg: str) -> str:
 
 
 def _not_found_message(ctx: ErrorContext, status: int, msg: str) -> str:
-    text = f"model {ctx.model} not found ({status}) at {ctx.server or ctx.provider}: {msg}."
+    text = f"{ctx.what} {ctx.model} not found ({status}) at {ctx.server or ctx.provider}: {msg}."
     if ctx.pull_hint:
         return f"{text} {ctx.pull_hint}"
     if ctx.server and "model" not in msg.lower():

@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions adapter: OpenAI itself, Ollama, vLLM, llama.cpp server, LM Studio."""
+"""OpenAI Chat Completions adapter: OpenAI itself, vLLM, llama.cpp server, LM Studio, and (given their client or
+base URL and key, providers/hosts.py) Azure OpenAI, OpenRouter and the hosted OpenAI-compatible APIs."""
 
 from __future__ import annotations
 
@@ -39,23 +40,28 @@ class OpenAIBackend:
     def __init__(self, spec: str, model: str, *, api_key: str, base_url: str | None, timeout: float,
                  key_env: str | None = "OPENAI_API_KEY", pull_hint: str | None = None,
                  provider: str = "OpenAI", window: Callable[[], int | None] | None = None,
-                 local: bool = False) -> None:
+                 local: bool = False, client: Any = None, hosted: bool = False, headers: dict[str, str] | None = None,
+                 reports_cost: bool = False, what: str = "model") -> None:
         try:
             import openai
         except ImportError as exc:
             raise sdk_missing("openai", exc) from exc
         self.spec = spec
         self.model = model
-        self.official = is_official(base_url)
+        # api.openai.com and Azure want max_completion_tokens; other servers know max_tokens
+        self.official = is_official(base_url) or provider == "Azure OpenAI"
         self._window = window  # the context window a local server reported (vLLM, llama.cpp), if known
         self.local = local  # a server the user runs: the facade sizes its replies to its window
         self.base_url = base_url
         self._openai = openai
-        # The facade retries; the SDK's own retries would multiply the waits.
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url or "https://api.openai.com/v1",
-                                     timeout=timeout, max_retries=0)
+        self._reports_cost = reports_cost  # OpenRouter: the reply's usage.cost is what the call cost
+        # The facade retries; the SDK's own retries would multiply the waits. `client`: Azure's (providers/hosts.py).
+        self._client = client or openai.OpenAI(api_key=api_key, base_url=base_url or "https://api.openai.com/v1",
+                                               timeout=timeout, max_retries=0, default_headers=headers)
+        # A hosted API (Groq, OpenRouter, Azure ...) is named by its provider in errors, a server the user runs by URL.
         self._ctx = ErrorContext(spec, model, provider, key_env=key_env,
-                                 server=None if self.official else base_url, pull_hint=pull_hint, local=local)
+                                 server=None if self.official or hosted else base_url, pull_hint=pull_hint,
+                                 local=local, what=what)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The keyword arguments for chat.completions.create."""
@@ -120,7 +126,9 @@ class OpenAIBackend:
         """The billed tokens of a reply (prompt_tokens includes the cached part)."""
         usage = getattr(response, "usage", None)
         details = getattr(usage, "prompt_tokens_details", None)
+        cost = getattr(usage, "cost", None) if self._reports_cost else None
         return Completion(text="", prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
                           completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                           cached_tokens=getattr(details, "cached_tokens", 0) or 0,
                           cache_write_tokens=getattr(details, "cache_write_tokens", 0) or 0, model=self.spec)

@@ -7,6 +7,7 @@ import re
 from datetime import date
 from pathlib import Path
 
+from config import Settings
 from core.chat import split_spec
 from core.errors import ConfigError
 
@@ -49,6 +50,30 @@ PRICES: dict[str, tuple[float, float, int | None]] = {
     "gemini-2.5-pro": (1.25, 10.00, 1_048_576),
     "gemini-2.5-flash": (0.30, 2.50, 1_048_576),
     "gemini-2.5-flash-lite": (0.10, 0.40, 1_048_576),
+    # Hosted OpenAI-compatible APIs (providers/hosts.py), their main models by the name each API takes.
+    # Groq (console.groq.com/docs/models)
+    "llama-3.3-70b-versatile": (0.59, 0.79, 131_072),
+    "llama-3.1-8b-instant": (0.05, 0.08, 131_072),
+    "openai/gpt-oss-120b": (0.15, 0.60, 131_072),  # Groq and Together alike
+    # DeepSeek (api-docs.deepseek.com, cache-miss input price; V3.2 since Dec 2025)
+    "deepseek-chat": (0.28, 0.42, 128_000),
+    "deepseek-reasoner": (0.28, 0.42, 128_000),
+    # Mistral (mistral.ai/pricing)
+    "mistral-large-latest": (0.50, 1.50, 256_000),
+    "mistral-medium-latest": (0.40, 2.00, 128_000),
+    "mistral-small-latest": (0.10, 0.30, 128_000),
+    # Together (together.ai/pricing)
+    "meta-llama/llama-3.3-70b-instruct-turbo": (0.88, 0.88, 131_072),
+    "deepseek-ai/deepseek-v3": (1.25, 1.25, 131_072),
+    # Fireworks (fireworks.ai/pricing)
+    "accounts/fireworks/models/llama-v3p3-70b-instruct": (0.90, 0.90, 131_072),
+    "accounts/fireworks/models/deepseek-v3": (0.90, 0.90, 131_072),
+    "accounts/fireworks/models/gpt-oss-120b": (0.15, 0.60, 131_072),
+    # xAI (docs.x.ai/docs/models)
+    "grok-4": (3.00, 15.00, 256_000),
+    "grok-4-1-fast-reasoning": (0.20, 0.50, 2_000_000),
+    "grok-4-1-fast-non-reasoning": (0.20, 0.50, 2_000_000),
+    "grok-3-mini": (0.30, 0.50, 131_072),
 }
 
 # Announced price changes: model -> (first day of the new price, input, output).
@@ -108,6 +133,24 @@ def load_prices(prices_file: Path | None, today: date | None = None) -> PriceTab
     return table
 
 
+def settings_prices(settings: Settings, today: date | None = None) -> PriceTable:
+    """The run's table: load_prices, plus each alias of the models file under its name, at the prices the file
+    gives, else at its model's (never an Azure deployment's: its name says nothing of its model)."""
+    table = load_prices(settings.prices_file, today)
+    for alias in settings.model_aliases:
+        known = None if alias.provider == "azure" else lookup(alias.spec, table)
+        prices = alias.prices or (known[:2] if known else None)
+        if prices is not None:
+            table[alias.name.lower()] = (prices[0], prices[1], alias.context_window or (known[2] if known else None))
+    return table
+
+
+def priced_by_name_only(spec: str, settings: Settings) -> bool:
+    """True when only the spec's own name may price it, never the model a reply names: an alias (priced as the
+    models file says) or an Azure deployment (which may answer as "gpt-4o-2024-08-06" at another price)."""
+    return split_spec(spec)[0] == "azure" or settings.alias(spec) is not None
+
+
 def _parse_entry(prices_file: Path, name: str, entry: object) -> tuple[float, float, int | None]:
     if not isinstance(entry, list) or len(entry) not in (2, 3) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in entry):
@@ -121,6 +164,8 @@ def _parse_entry(prices_file: Path, name: str, entry: object) -> tuple[float, fl
 def lookup(model: str, table: PriceTable | None = None) -> tuple[float, float, int | None] | None:
     """The table entry for a model name or spec, allowing dated snapshot suffixes; None if unknown."""
     table = builtin_prices() if table is None else table
+    if split_spec(model)[0] == "azure":  # a deployment's name says nothing of its model (an alias may price it)
+        return None
     name = model_name(model)
     if name in table:
         return table[name]

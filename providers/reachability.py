@@ -77,7 +77,8 @@ def unreachable_error(exc: BaseException, model: str, reason: str, streak: int =
     """The run-stopping error for an unreachable model server, naming the URL and the setting that holds it."""
     url = request_url(exc) or "the configured base URL"
     when = f"{streak} model calls in a row failed: " if streak else ""
-    variable = f"{(split_spec(model)[0] or 'openai').upper()}_BASE_URL"  # the model's provider's, not every one
+    provider = split_spec(model)[0] or "openai"  # the model's provider's variable, not every one
+    variable = "AZURE_OPENAI_ENDPOINT" if provider == "azure" else f"{provider.upper()}_BASE_URL"
     return ServerUnreachableError(
         f"{when}cannot reach the model server for {model} at {url} ({reason}). Check the base URL "
         f"(--base-url or {variable}) and that the server is running", model=model, url=url, reason=reason)

@@ -1,14 +1,19 @@
-"""Which adapter serves each provider name, and building one from the settings (its key and base URL)."""
+"""Which adapter serves each provider name, and building one from the settings (its key and base URL), or from
+an alias of the models file (core/models_file.py: its provider, model, base URL, key variable and headers)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from config import Settings
 from core.chat import PROVIDERS
 from core.errors import ConfigError
+from core.models_file import ModelAlias
 from providers.anthropic import AnthropicBackend
 from providers.common import Backend
 from providers.context_window import is_local, known_server_window
 from providers.gemini import GeminiBackend
+from providers.hosts import HOSTS, azure_backend, host_backend, missing
 from providers.ollama import OllamaBackend
 from providers.openai_compat import OpenAIBackend
 
@@ -17,9 +22,28 @@ KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini
 LOCAL_API_KEY = "not-needed"
 
 
-def make_backend(provider: str, model: str, settings: Settings) -> Backend:
-    """The adapter for one provider:model; ConfigError when its key or SDK is missing."""
-    spec = f"{provider}:{model}"
+def make_backend(provider: str, model: str, settings: Settings, alias: ModelAlias | None = None) -> Backend:
+    """The adapter for one provider:model (or an alias of the models file, named by its alias); ConfigError when
+    its key or SDK is missing."""
+    spec = alias.name if alias else f"{provider}:{model}"
+    if provider == "azure":
+        return azure_backend(model, settings, spec, alias)
+    if provider in HOSTS:
+        return host_backend(provider, model, settings, spec, alias)
+    if alias is None:
+        return _native(provider, model, settings, spec)
+    # openai, anthropic, gemini or ollama: that adapter with the alias's base URL and key
+    key = settings.provider_env(alias.api_key_env) if alias.api_key_env else None
+    if alias.api_key_env and not key:
+        raise missing(alias.name, [alias.api_key_env])
+    own: dict[str, str | None] = {f"{provider}_base_url": alias.base_url} if alias.base_url else {}
+    if provider != "ollama" and (key or alias.base_url):  # another server never gets the provider's own key
+        own[f"{provider}_api_key"] = key
+    return _native(provider, model, replace(settings, **own), spec, alias.api_key_env, dict(alias.headers))
+
+
+def _native(provider: str, model: str, settings: Settings, spec: str, key_env: str | None = None,
+            headers: dict[str, str] | None = None) -> Backend:
     if provider == "ollama":
         # The native API: Ollama's OpenAI-compatible one cannot set the context size (see context_window.py).
         return OllamaBackend(spec, model, base_url=settings.ollama_base_url, timeout=settings.request_timeout,
@@ -30,11 +54,11 @@ def make_backend(provider: str, model: str, settings: Settings) -> Backend:
             raise _missing_key(spec, provider)
         base = settings.openai_base_url
         return OpenAIBackend(spec, model, api_key=key or LOCAL_API_KEY, base_url=base,
-                             timeout=settings.request_timeout, key_env="OPENAI_API_KEY" if key else None,
+                             timeout=settings.request_timeout, key_env=(key_env or "OPENAI_API_KEY") if key else None,
                              # the window the prompt budget was fitted to (vLLM, llama.cpp): the fit warning
                              window=(lambda: settings.context_window or known_server_window(base, model))
                              if base else None,
-                             local=is_local(provider, model, settings))
+                             local=is_local(provider, model, settings), headers=headers or None)
     if not key:
         raise _missing_key(spec, provider)
     if provider == "anthropic":

@@ -8,7 +8,7 @@ from cache.store import DB_NAME, open_store
 from config import Settings
 from core.text import money
 from llm import default_model
-from providers.pricing import load_prices, lookup
+from providers.pricing import lookup, settings_prices
 
 # Without recorded calls of the model: a typical research task as this agent runs it (a handful of searches
 # and reads, a prompt that grows with each observation, short ReAct replies).
@@ -46,7 +46,7 @@ class RunEstimate:
 
 def dearest_price(specs: list[str], settings: Settings) -> tuple[float, float] | None:
     """USD per million (input, output): the dearest among the model and its fallbacks with a known price."""
-    table = load_prices(settings.prices_file)
+    table = settings_prices(settings)
     known = [e for e in (lookup(s, table) for s in specs) if e is not None]
     return (max(e[0] for e in known), max(e[1] for e in known)) if known else None
 

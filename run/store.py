@@ -314,6 +314,10 @@ def public_settings(settings: Settings) -> dict[str, Any]:
             continue
         if is_url_field(f.name) and isinstance(value, str):
             value = _strip_credentials(value)
+        elif is_url_field(f.name) and isinstance(value, tuple):  # provider_urls: (VARIABLE, URL) pairs
+            value = [[name, _strip_credentials(url) if "://" in url else url] for name, url in value]
+        elif f.name == "model_aliases":  # the models file's aliases by name and what they stand for
+            value = [f"{a.name}={a.spec}" for a in value]
         elif f.name == "mcp_servers":
             value = [entry.split("=", 1)[0] for entry in value]
         out[f.name] = str(value) if isinstance(value, Path) else \

@@ -16,7 +16,7 @@ from urllib.parse import unquote_plus, urlsplit
 
 from config import Settings
 from core.chat import Completion, split_spec
-from core.secrets import secret_fields, url_credentials
+from core.secrets import secret_items, url_credentials
 
 PROJECT = "research_agent"  # the namespace of this project's own attributes
 AGENT_NAME = "react-research-agent"
@@ -39,7 +39,7 @@ def header_values(headers: str | None) -> list[str]:
 
 def secret_values(settings: Settings, environ: Mapping[str, str]) -> list[str]:
     """Every value a span must never hold: the settings' keys, OTLP headers, URL credentials, secret variables."""
-    found = [value for name in secret_fields(settings) if (value := getattr(settings, name))]
+    found = [value for _, value in secret_items(settings)]
     found += [part for parts in url_credentials(settings).values() for part in parts]
     found += header_values(settings.otel_headers)
     found += [v for k, v in environ.items() if _SECRET_NAME.search(k)]

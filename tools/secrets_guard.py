@@ -24,7 +24,7 @@ from urllib.parse import unquote_plus
 
 from config import Settings
 from core.errors import ToolError
-from core.secrets import secret_fields, url_credentials
+from core.secrets import secret_items, url_credentials
 
 MIN_SECRET_CHARS = 8  # shorter values would refuse ordinary words; real keys are far longer
 RUN = 16  # any run of this many characters of a secret gives it away
@@ -44,7 +44,7 @@ class SecretInRequestError(ToolError):
 
 
 def _named_secrets(settings: Settings) -> dict[str, str]:
-    found = {getattr(settings, name): name.upper() for name in secret_fields(settings) if getattr(settings, name)}
+    found = {value: name for name, value in secret_items(settings)}
     for name, parts in url_credentials(settings).items():
         found.update(dict.fromkeys(parts, f"{name.upper()} credentials"))
     return {v: k for v, k in found.items() if len(v) >= MIN_SECRET_CHARS}
