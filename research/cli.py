@@ -53,6 +53,10 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--resume", action="store_true",
                    help="continue the newest research run of this question: only unfinished sub-questions run")
     g.add_argument("--no-html", action="store_true", help="do not write report.html beside the report")
+    g.add_argument("--planner-model", metavar="MODEL", help="provider:model or models-file alias that plans the "
+                                                            "sub-questions (default --model; AGENT_PLANNER_MODEL)")
+    g.add_argument("--writer-model", metavar="MODEL", help="provider:model or models-file alias that writes and "
+                                                           "repairs the report (default --model; AGENT_WRITER_MODEL)")
     shown = g.add_mutually_exclusive_group()  # -q -v is an error, as for a batch
     shown.add_argument("-v", "--verbose", action="store_true", help="stream each sub-question's steps")
     shown.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -65,7 +69,7 @@ def main(argv: list[str], parser: argparse.ArgumentParser, to_settings: Callable
     args.argv = ["research", *argv]
     if args.breadth < 1:
         raise ConfigError("--breadth must be 1 or more", "breadth")
-    settings = to_settings(args)
+    settings = to_settings(args).with_overrides(planner_model=args.planner_model, writer_model=args.writer_model)
     files = [Path(f) for f in args.files or ()]
     for f in files:
         if not f.is_file():

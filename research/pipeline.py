@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Event
-from cache.model import model_specs
+from cache.model import build_model, model_specs
 from config import Settings
 from core.errors import LLMError, LLMFatalError, StopRequested
 from providers.budget import RunBudget
@@ -89,7 +89,9 @@ class Research:
 
     def run(self, resume: Run | None = None) -> ResearchReport:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
-        llm, summary_llm = checked_models(self.settings, self.output, self.limits)
+        limits = self.limits or RateLimits(self.settings.rpm, self.settings.tpm)  # shared by every role's model
+        llm, summary_llm = checked_models(self.settings, self.output, limits)
+        roles = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
         spec = model_specs(llm)[0]
         budget = RunBudget.from_settings(self.settings, llm)
         run = resume or self.store.create(KIND, " ".join(self.question.split()), replace(self.settings, model=spec))
@@ -99,7 +101,7 @@ class Research:
         self.run_dir, research = run.dir, ResearchRun(run)
         settings = run.apply(self.settings)
         trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
-        call = Caller(llm, settings, budget, trace, self.stop)
+        call = Caller(llm, settings, budget, trace, self.stop, roles=roles)
         try:
             report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
                                                                self.tracing, self.stop, self.write_lock))
@@ -116,6 +118,15 @@ class Research:
         run.finish(tasks=len(report.plan), answered=sum(s.answered for s in report.plan), cost=report.cost,
                    status="stopped" if self.stop.is_set() else "finished")
         return report
+
+    def _roles(self, limits: RateLimits) -> dict[str, Any]:
+        """The planning and writing calls' own models, when --planner-model / --writer-model name them."""
+        s, roles = self.settings, {}
+        for spec, purposes in ((s.planner_model, ("plan",)), (s.writer_model, ("write", "repair"))):
+            if spec and spec != s.model:
+                model = build_model(replace(s, model=spec, fallback_models=()), limits=limits)
+                roles.update(dict.fromkeys(purposes, model))
+        return roles
 
     def _run(self, settings: Settings, research: ResearchRun, call: Caller, gather: Gather) -> ResearchReport:
         stored = research.plan()

@@ -55,12 +55,14 @@ class Caller:
     cost: float | None = 0.0
     calls: int = 0
     tokens: int = 0
+    roles: dict[str, ChatModel] = field(default_factory=dict)  # a purpose's own model: --planner/--writer-model
 
     def __call__(self, messages: list[Message], purpose: str) -> Completion:
         """One call (a cap, a failed call or a stop raises: LLMError or StopRequested)."""
         if self.stop.is_set():
             raise StopRequested()
-        model = self.budget.task_models(self.llm, None)[0] if self.budget is not None else self.llm
+        llm = self.roles.get(purpose, self.llm)
+        model = self.budget.task_models(llm, None)[0] if self.budget is not None else llm
         try:
             with cancellation.scope(self.settings.task_timeout, stop=self.stop), last_call():
                 completion = model.complete(messages, max_tokens=self.settings.max_tokens,
