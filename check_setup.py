@@ -19,12 +19,13 @@ from config import load_settings
 from core import cancellation
 from core.chat import split_spec
 from core.errors import ConfigError, ContextWindowError, EmptyCompletionError, LLMError
-from llm import build_llm, context_window, local_context_window
+from llm import LLMInterface, build_llm, context_window, local_context_window
 from main import apply_base_url
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import fitted_system_prompt, render_system_prompt
 from providers.common import SILENT_MODEL
 from providers.context_window import dropped_prompt_warning, is_local
+from providers.registry import endpoint_of
 from run.batch import task_tools
 from run.dependencies import probe
 from telemetry.setup import INSTALL_HINT as INSTALL_OTEL
@@ -114,11 +115,34 @@ def check_model(settings: Any, offline: bool) -> list[Check]:
         llm = build_llm(dataclasses.replace(settings, cache_dir=None))  # a real request, never a cached one
     except ConfigError as exc:
         return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)]
-    rows = [Check("model", OK, llm.model + ("" if settings.model else " (chosen automatically)"))]
+    where = endpoint_of(llm.model, settings)
+    rows = [Check("model", OK, llm.model + ("" if settings.model else " (chosen automatically)")
+                  + (f": {where.describe()}" if where else ""))]
     if offline:
         return [*rows, Check("model request", WARN, "skipped (--offline)")]
     provider, model = split_spec(llm.model)
     return [*rows, probe_model(llm, LOCAL_PROBE_TOKENS if is_local(provider, model, settings) else PROBE_MAX_TOKENS)]
+
+
+def check_roles(settings: Any, offline: bool) -> list[Check]:
+    """Each other configured model (fallback, summary, vision, transcribe, planner, writer): its provider, host and
+    key variable, and a short call (not to the speech-to-text model, which does not chat)."""
+    roles = [*(("fallback", m) for m in settings.fallback_models), ("summary", settings.summary_model),
+             ("vision", settings.vision_model), ("transcribe", settings.transcribe_model),
+             ("planner", settings.planner_model), ("writer", settings.writer_model)]
+    rows = []
+    for role, spec in ((r, s) for r, s in roles if s and s != settings.model):
+        where = endpoint_of(spec, settings)
+        try:
+            llm = LLMInterface.from_spec(spec, dataclasses.replace(settings, cache_dir=None))
+        except ConfigError as exc:
+            rows.append(Check(f"{role} model", FAIL, f"{spec}: {str(exc).splitlines()[0]}"))
+            continue
+        probe = Check("", OK, "not called (--offline)" if offline else "not called (speech to text)") \
+            if offline or role == "transcribe" else probe_model(llm)
+        rows.append(Check(f"{role} model", probe.mark, f"{spec}: {where.describe() if where else '?'}; {probe.detail}",
+                          probe.fix))
+    return rows
 
 
 def check_prompt(settings: Any, model_rows: list[Check]) -> list[Check]:
@@ -343,7 +367,7 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
         return checks
     checks += check_keys(settings)
     model_rows = check_model(settings, offline)
-    checks += model_rows + check_prompt(settings, model_rows)
+    checks += model_rows + check_prompt(settings, model_rows) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
             ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),

@@ -115,9 +115,11 @@ def _azure_client(base: str, version: str, secret: str, token: bool, timeout: fl
         import openai
     except ImportError as exc:
         raise sdk_missing("openai", exc) from exc
-    credential = {"azure_ad_token": secret} if token else {"api_key": secret}
-    return openai.AzureOpenAI(azure_endpoint=base, api_version=version, timeout=timeout, max_retries=0,
-                              default_headers=headers or None, **credential)
+    if token:
+        return openai.AzureOpenAI(azure_endpoint=base, api_version=version, azure_ad_token=secret, timeout=timeout,
+                                  max_retries=0, default_headers=headers or None)
+    return openai.AzureOpenAI(azure_endpoint=base, api_version=version, api_key=secret, timeout=timeout,
+                              max_retries=0, default_headers=headers or None)
 
 
 def missing(spec: str, variables: list[str]) -> ConfigError:

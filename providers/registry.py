@@ -3,17 +3,19 @@ an alias of the models file (core/models_file.py: its provider, model, base URL,
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
 
 from config import Settings
-from core.chat import PROVIDERS
+from core.chat import PROVIDERS, split_spec
 from core.errors import ConfigError
 from core.models_file import ModelAlias
 from providers.anthropic import AnthropicBackend
 from providers.common import Backend
 from providers.context_window import is_local, known_server_window
 from providers.gemini import GeminiBackend
-from providers.hosts import HOSTS, azure_backend, host_backend, missing
+from providers.hosts import HOSTS, azure_backend, endpoint, host_backend, key_variable, missing
 from providers.ollama import OllamaBackend
 from providers.openai_compat import OpenAIBackend
 
@@ -36,7 +38,7 @@ def make_backend(provider: str, model: str, settings: Settings, alias: ModelAlia
     key = settings.provider_env(alias.api_key_env) if alias.api_key_env else None
     if alias.api_key_env and not key:
         raise missing(alias.name, [alias.api_key_env])
-    own: dict[str, str | None] = {f"{provider}_base_url": alias.base_url} if alias.base_url else {}
+    own: dict[str, Any] = {f"{provider}_base_url": alias.base_url} if alias.base_url else {}
     if provider != "ollama" and (key or alias.base_url):  # another server never gets the provider's own key
         own[f"{provider}_api_key"] = key
     return _native(provider, model, replace(settings, **own), spec, alias.api_key_env, dict(alias.headers))
@@ -68,6 +70,41 @@ def _native(provider: str, model: str, settings: Settings, spec: str, key_env: s
         return GeminiBackend(spec, model, api_key=key, base_url=settings.gemini_base_url,
                              timeout=settings.request_timeout)
     raise ConfigError(f"unknown provider {provider!r}; use one of: {', '.join(PROVIDERS)}", "model")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a model's requests go, as check_setup.py shows it: never the key, only the variable holding it."""
+
+    provider: str
+    url: str
+    key_env: str | None
+
+    def describe(self) -> str:
+        """"openai at api.openai.com, key OPENAI_API_KEY"."""
+        host = urlsplit(self.url).netloc or self.url
+        return f"{self.provider} at {host}, " + (f"key {self.key_env}" if self.key_env else "no key")
+
+
+_DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                 "gemini": "https://generativelanguage.googleapis.com"}
+
+
+def endpoint_of(spec: str, settings: Settings) -> Endpoint | None:
+    """The provider, URL and key variable of a model string or alias (None: no known provider)."""
+    alias = settings.alias(spec)
+    provider = alias.provider if alias else split_spec(spec)[0]
+    if not provider:
+        return None
+    if provider == "azure" or provider in HOSTS:
+        return Endpoint(provider, endpoint(provider, settings, alias), key_variable(provider, settings, alias))
+    own = alias.base_url if alias else None
+    url = own or getattr(settings, f"{provider}_base_url", None) or _DEFAULT_URLS.get(provider, "")
+    key = alias.api_key_env if alias and (alias.api_key_env or own) else KEY_ENV.get(provider)
+    if provider == "openai" and not (alias and alias.api_key_env) and not settings.openai_api_key and url != \
+            _DEFAULT_URLS["openai"]:
+        key = None  # a local server: no key is sent
+    return Endpoint(provider, url, key)
 
 
 def _missing_key(spec: str, provider: str) -> ConfigError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import check_setup
@@ -63,3 +65,30 @@ def test_rejected_key_fails_the_live_check(monkeypatch: pytest.MonkeyPatch, caps
         assert check_setup.main(["--model", "openai:gpt-4.1-mini"]) == 1
     out = capsys.readouterr().out
     assert "✗  model request" in out and "OPENAI_API_KEY" in out
+
+
+def test_each_role_shows_its_provider_host_and_key_variable_and_a_short_call(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tests.fakes.providers import openai_error
+
+    with LoopbackServer(lambda req: openai_reply("ok")) as groq, \
+            LoopbackServer(openai_script(openai_error(401, "Incorrect API key"))) as gpu_box:
+        (tmp_path / "models.toml").write_text(f'[writer]\nmodel = "big-writer"\nbase_url = "{gpu_box.url}/v1"\n'
+                                              'api_key_env = "WRITER_KEY"\n')
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("GROQ_API_KEY", "gsk-groq-secret-0000")
+        monkeypatch.setenv("GROQ_BASE_URL", groq.url + "/openai/v1")
+        monkeypatch.setenv("WRITER_KEY", "writer-secret-0000")
+        monkeypatch.setenv("AGENT_WRITER_MODEL", "writer")
+        code = check_setup.main(["--model", "groq:llama-3.3-70b-versatile", "--no-search"])
+        assert [r.path for r in gpu_box.requests] == ["/v1/chat/completions"]
+        assert groq.requests[0].path == "/openai/v1/chat/completions"
+    out = capsys.readouterr().out
+    assert code == 1
+    host, box = groq.url.removeprefix("http://"), gpu_box.url.removeprefix("http://")
+    assert "✓  model " in out and f"groq:llama-3.3-70b-versatile: groq at {host}, key GROQ_API_KEY" in out
+    assert "✓  model request" in out and "'ok'" in out
+    writer = next(line for line in out.splitlines() if "writer model" in line)
+    assert writer.startswith(" ✗") and f"writer: openai at {box}, key WRITER_KEY" in writer
+    assert "WRITER_KEY was rejected (401)" in writer
+    assert "secret-0000" not in out

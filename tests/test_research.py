@@ -16,7 +16,7 @@ import pytest
 
 from tests.fakes.deep_research import Sub, World, cut_reply, page
 from tests.fakes.loopback import LoopbackServer, Response
-from tests.fakes.providers import openai_error
+from tests.fakes.providers import openai_error, openai_reply
 from tests.fakes.ray_cluster import clean_env, ray_available
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -303,3 +303,26 @@ def test_pages_read_but_no_sub_question_answered_gives_no_invented_report(tmp_pa
     assert report.startswith("# Partial research report:") and "No sub-question's research got to an answer" in report
     assert "write" not in w.calls and "claims:" not in report
     assert "Also read, not cited:" in report and "[Rhine freight]" in report
+
+
+def test_a_writer_alias_of_the_models_file_writes_on_its_own_server_and_the_researchers_stay_on_theirs(
+        tmp_path: Path) -> None:
+    researchers, writes = world(writer=lambda prompt: "## Wrong\n\nThe researchers' server must not write [1].\n"), []
+
+    def writer_server(req: Any) -> Response:
+        first = req.json()["messages"][0]["content"]
+        writes.append((req.path, req.headers.get("authorization"), req.json()["model"], first))
+        return openai_reply(GOOD)
+
+    with LoopbackServer(researchers) as first, LoopbackServer(writer_server) as second:
+        researchers.base = first.url
+        (tmp_path / "models.toml").write_text(f'[writer]\nmodel = "big-writer"\nbase_url = "{second.url}/v1"\n'
+                                              'api_key_env = "WRITER_KEY"\n')
+        proc = research(first, tmp_path, "--writer-model", "writer", env={"WRITER_KEY": "writer-secret-key"})
+    assert proc.returncode == 0, proc.stderr
+    assert researchers.calls == {"plan": 1, "task": 4}  # planning and the sub-questions: the first server
+    [(path, auth, model, prompt)] = writes  # the report: the writer's server, its key, its model
+    assert (path, auth, model) == ("/v1/chat/completions", "Bearer writer-secret-key", "big-writer")
+    assert prompt.startswith("You write a research report")
+    assert "## Rhine" in (tmp_path / "report.md").read_text()
+
