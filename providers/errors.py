@@ -15,6 +15,14 @@ BILLING_PAGES = {
     "OpenAI": "https://platform.openai.com/settings/organization/billing",
     "Anthropic": "https://console.anthropic.com/settings/limits",
     "Gemini": "https://aistudio.google.com/usage (limits: https://ai.google.dev/gemini-api/docs/rate-limits)",
+    "OpenRouter": "https://openrouter.ai/settings/credits",
+    "Groq": "https://console.groq.com/settings/limits",
+    "DeepSeek": "https://platform.deepseek.com/usage",
+    "Mistral": "https://admin.mistral.ai/organization/usage",
+    "Together": "https://api.together.ai/settings/billing",
+    "Fireworks": "https://app.fireworks.ai/account/billing",
+    "xAI": "https://console.x.ai",
+    "Azure OpenAI": "https://portal.azure.com (the resource's Quotas page in Azure AI Foundry)",
 }
 REGIONS_PAGE = "https://ai.google.dev/gemini-api/docs/available-regions"
 

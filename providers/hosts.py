@@ -28,19 +28,16 @@ class Host:
     label: str
     base_url: str
     key_env: str
-    billing: str = ""  # where the account's credit and limits are shown
 
 
-HOSTS: dict[str, Host] = {
-    "openrouter": Host("OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-                       "https://openrouter.ai/settings/credits"),
-    "groq": Host("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY", "https://console.groq.com/settings/limits"),
-    "deepseek": Host("DeepSeek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "https://platform.deepseek.com/usage"),
-    "mistral": Host("Mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", "https://admin.mistral.ai/organization/usage"),
-    "together": Host("Together", "https://api.together.xyz/v1", "TOGETHER_API_KEY", "https://api.together.ai/settings/billing"),
-    "fireworks": Host("Fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY",
-                      "https://app.fireworks.ai/account/billing"),
-    "xai": Host("xAI", "https://api.x.ai/v1", "XAI_API_KEY", "https://console.x.ai"),
+HOSTS: dict[str, Host] = {  # their billing pages: providers/errors.BILLING_PAGES, by label
+    "openrouter": Host("OpenRouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "groq": Host("Groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+    "deepseek": Host("DeepSeek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+    "mistral": Host("Mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    "together": Host("Together", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+    "fireworks": Host("Fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+    "xai": Host("xAI", "https://api.x.ai/v1", "XAI_API_KEY"),
 }
 AZURE_KEY, AZURE_TOKEN = "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"
 AZURE_ENDPOINT, AZURE_VERSION = "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION"

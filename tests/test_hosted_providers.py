@@ -203,3 +203,23 @@ def test_a_bad_models_file_is_one_line_naming_the_file_and_the_alias(tmp_path: P
     assert proc.returncode == 2
     [line] = error_lines(proc)
     assert "models.toml" in line and said in line
+
+
+def test_every_named_host_and_azure_is_a_provider_prefix_with_a_billing_page() -> None:
+    from core.chat import PROVIDERS, split_spec
+    from providers.errors import BILLING_PAGES
+
+    assert set(HOSTS) | {"azure"} <= set(PROVIDERS)
+    assert all(split_spec(f"{name}:vendor/model") == (name, "vendor/model") for name in HOSTS)
+    assert {h.label for h in HOSTS.values()} <= set(BILLING_PAGES)
+
+
+def test_openrouter_out_of_credit_is_named_with_its_billing_page_and_exit_2(tmp_path: Path) -> None:
+    reply = Response(402, {"error": {"message": "Insufficient credits. Add more using https://openrouter.ai/credits",
+                                     "code": 402}})
+    with LoopbackServer(lambda req: reply) as server:
+        proc = run_task(tmp_path, "openrouter:openai/gpt-4o", {"OPENROUTER_API_KEY": "sk-or-v1-test",
+                                                               "OPENROUTER_BASE_URL": server.url + "/api/v1"})
+    assert proc.returncode == 2
+    assert "OpenRouter account's quota or spend limit is exhausted" in proc.stderr
+    assert "https://openrouter.ai/settings/credits" in proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import socket
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import main
-from config import Settings
+from config import Settings, load_settings
+from run.store import public_settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tests.fakes.providers import openai_reply
 from tools.web.addresses import is_public_address
@@ -182,3 +184,24 @@ def test_a_key_read_from_dotenv_never_reaches_the_web_server_through_main(
     assert web_hits == []
     record = json.loads((tmp_path / "results.jsonl").read_text())
     assert record["answer"] == "I will not send credentials." and record["steps"] == 2
+
+
+def test_the_other_providers_keys_and_a_models_file_key_are_secrets_too(tmp_path: Path) -> None:
+    (tmp_path / "models.toml").write_text('[box]\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                                          'api_key_env = "GPU_BOX_TOKEN_VALUE"\n')
+    settings = dataclasses.replace(load_settings({}, environ={
+        "GROQ_API_KEY": "gsk-fake-groq-key-1234", "AZURE_OPENAI_AD_TOKEN": "eyJfake.entra.token",
+        "GPU_BOX_TOKEN_VALUE": "box-secret-5678", "AZURE_OPENAI_ENDPOINT": "https://u:az-cred-pass@res.example",
+        "AGENT_MODELS_FILE": str(tmp_path / "models.toml")}, env_file=tmp_path / "none.env"),
+        scrape_allow_private=True)
+    tool = ScrapeTool(tmp_path / "ws", settings)
+    for secret, name in (("gsk-fake-groq-key-1234", "GROQ_API_KEY"), ("eyJfake.entra.token", "AZURE_OPENAI_AD_TOKEN"),
+                         ("box-secret-5678", "GPU_BOX_TOKEN_VALUE"),
+                         ("az-cred-pass", "PROVIDER_URLS credentials")):
+        out = tool.run(url=f"http://127.0.0.1:9/?q={secret}")
+        assert isinstance(out, str) and f"configured secret ({name})" in out and secret not in out
+    kept = public_settings(settings)  # the run store's settings.json
+    assert "provider_keys" not in kept and "box-secret-5678" not in json.dumps(kept)
+    assert "az-cred-pass" not in json.dumps(kept) and ["AZURE_OPENAI_ENDPOINT", "https://res.example"] in \
+        kept["provider_urls"]
+    assert kept["model_aliases"] == ["box=openai:m"]
