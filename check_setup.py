@@ -164,7 +164,7 @@ def prompt_row(settings: Any, llm: Any, live: bool) -> Check:
     budget = default_budget(settings, llm.model)
     system = fitted_system_prompt(tools, settings.answer_style, budget, TokenEstimator().text_tokens)
     compact = system == render_system_prompt(tools, settings.answer_style, compact=True)
-    window = local_context_window(llm.model, settings) or context_window(llm.model, settings.prices_file)
+    window = local_context_window(llm.model, settings) or context_window(llm.model, settings=settings)
     detail = (f"{len(system):,} characters{' (compact)' if compact else ''} for {len(tools)} tools; prompt budget "
               f"{budget:,} tokens; window {f'{window:,} tokens' if window else 'not reported'}")
     provider, model = split_spec(llm.model)

@@ -129,9 +129,10 @@ def build_llm(settings: Settings, **kwargs: Any) -> LLMInterface:
     return LLMInterface.from_spec(primary, settings, fallbacks=fallbacks, **kwargs)
 
 
-def context_window(model_spec: str, prices_file: Path | None = None) -> int | None:
-    """The model's context window in tokens from the price table, or None when unknown."""
-    return lookup(model_spec, prices_file)
+def context_window(model_spec: str, prices_file: Path | None = None, settings: Settings | None = None) -> int | None:
+    """The model's context window in tokens from the price table (with settings: the run's, its models file's
+    aliases included), or None when unknown."""
+    return lookup(model_spec, prices_file, settings)
 
 
 def local_context_window(model_spec: str, settings: Settings) -> int | None:

@@ -31,7 +31,7 @@ def default_budget(settings: Settings, model_spec: str) -> int:
     local = local_window(model_spec, settings)
     if settings.context_budget:
         return settings.context_budget
-    window = local or context_window(model_spec, settings.prices_file)
+    window = local or context_window(model_spec, settings=settings)
     if not window:
         return DEFAULT_BUDGET
     # A local server's reply is sized to its window (providers/context_window.py): the prompt gets the rest.

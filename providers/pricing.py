@@ -197,7 +197,14 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, table: Pric
     return (prompt_cost + completion_tokens * entry[1]) / 1_000_000
 
 
-def context_window(model_spec: str, prices_file: Path | None = None) -> int | None:
-    """The model's context window in tokens, or None when it is not in the table."""
-    entry = lookup(model_spec, load_prices(prices_file) if prices_file else None)
+def context_window(model_spec: str, prices_file: Path | None = None, settings: Settings | None = None) -> int | None:
+    """The model's context window in tokens, or None when it is not in the table; with settings, a models-file
+    alias's own window first, then the run's table (its aliases included)."""
+    if settings is not None:
+        alias = settings.alias(model_spec)
+        if alias is not None and alias.context_window:
+            return alias.context_window
+        entry = lookup(model_spec, settings_prices(settings))
+    else:
+        entry = lookup(model_spec, load_prices(prices_file) if prices_file else None)
     return entry[2] if entry else None

@@ -24,7 +24,8 @@ MIN_SECRET_CHARS = 8  # shorter values would blank ordinary words
 MAX_TEXT = 300  # an error line in a span: enough to see what failed
 _SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|session", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "ollama": "ollama"}
+_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "ollama": "ollama",
+              "azure": "azure.ai.openai", "mistral": "mistral_ai", "xai": "x_ai"}  # others: their own name
 
 
 def header_values(headers: str | None) -> list[str]:

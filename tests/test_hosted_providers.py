@@ -223,3 +223,20 @@ def test_openrouter_out_of_credit_is_named_with_its_billing_page_and_exit_2(tmp_
     assert proc.returncode == 2
     assert "OpenRouter account's quota or spend limit is exhausted" in proc.stderr
     assert "https://openrouter.ai/settings/credits" in proc.stderr
+
+
+def test_an_alias_context_window_sizes_the_prompt_budget_and_its_prices_price_it() -> None:
+    from config import Settings
+    from core.models_file import ModelAlias
+    from prompt.memory import DEFAULT_BUDGET, default_budget
+    from providers.pricing import cost_usd, settings_prices
+
+    aliases = (ModelAlias("box", "openai", "m", context_window=16_384),
+               ModelAlias("mini", "openai", "gpt-4o-mini", base_url="http://127.0.0.1:9/v1"),
+               ModelAlias("dep", "azure", "gpt-4o"))
+    settings = Settings(model_aliases=aliases, max_tokens=2048)
+    assert default_budget(settings, "box") < 16_384 and default_budget(Settings(), "box") == DEFAULT_BUDGET
+    table = settings_prices(settings)
+    assert cost_usd("mini", 1_000_000, 0, table) == pytest.approx(0.15)  # no prices of its own: its model's
+    assert cost_usd("dep", 1_000_000, 0, table) is None  # an Azure deployment's name says nothing of its model
+    assert cost_usd("azure:gpt-4o", 1_000_000, 0, table) is None

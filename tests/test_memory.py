@@ -343,12 +343,12 @@ def test_default_memory_drops_oldest_steps_with_a_note() -> None:
 
 def test_memory_for_task_budget_and_summarizer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     llm = ScriptedLLM(["x"])
-    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None: 100_000)
+    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None, settings=None: 100_000)
     memory = memory_for_task(Settings(max_tokens=4_000), llm, tmp_path, "openai:some-model")
     assert memory.budget_tokens == int((100_000 - 4_000) * 0.7) and memory.summarizer is llm
     assert memory.workspace == tmp_path
     assert memory_for_task(Settings(context_budget=5_000), llm, tmp_path, "x").budget_tokens == 5_000
-    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None: None)
+    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None, settings=None: None)
     assert memory_for_task(Settings(), llm, tmp_path, "local:unknown").budget_tokens == 32_000
-    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None: 1_000_000)
+    monkeypatch.setattr("prompt.window.context_window", lambda spec, prices=None, settings=None: 1_000_000)
     assert memory_for_task(Settings(), llm, tmp_path, "gemini:big").budget_tokens == 128_000
