@@ -12,6 +12,7 @@ from cache.store import CacheStore, content_key, open_store
 from config import Settings
 from core.chat import ChatModel, Completion, Message
 from core.errors import CacheMissError
+from providers.hosts import AZURE_KEY, HOSTS
 
 NO_KEY = "replay-sends-no-request"
 STORED_FIELDS = ("text", "finish_reason", "prompt_tokens", "completion_tokens", "model", "cost")
@@ -27,7 +28,11 @@ def replay_settings(settings: Settings) -> Settings:
     """Under --replay a missing API key is no error (no request is ever sent): a placeholder stands in."""
     if not settings.cache_replay:
         return settings
-    return settings.with_overrides(**{f"{p}_api_key": getattr(settings, f"{p}_api_key") or NO_KEY
+    variables = [h.key_env for h in HOSTS.values()] + [AZURE_KEY] + [a.api_key_env for a in settings.model_aliases
+                                                                     if a.api_key_env]
+    keys = {v: NO_KEY for v in variables} | dict(settings.provider_keys or ())  # the hosted APIs' and aliases' too
+    return settings.with_overrides(provider_keys=tuple(sorted(keys.items())),
+                                   **{f"{p}_api_key": getattr(settings, f"{p}_api_key") or NO_KEY
                                       for p in ("openai", "anthropic", "gemini")})
 
 

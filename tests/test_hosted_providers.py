@@ -240,3 +240,14 @@ def test_an_alias_context_window_sizes_the_prompt_budget_and_its_prices_price_it
     assert cost_usd("mini", 1_000_000, 0, table) == pytest.approx(0.15)  # no prices of its own: its model's
     assert cost_usd("dep", 1_000_000, 0, table) is None  # an Azure deployment's name says nothing of its model
     assert cost_usd("azure:gpt-4o", 1_000_000, 0, table) is None
+
+
+def test_a_replay_of_a_hosted_model_needs_no_key(tmp_path: Path) -> None:
+    with LoopbackServer(serve("/openai/v1/chat/completions", openai_reply("Final Answer: 42"))) as server:
+        env = {"GROQ_API_KEY": "gsk-test-key", "GROQ_BASE_URL": server.url + "/openai/v1"}
+        first = run_task(tmp_path, "groq:llama-3.3-70b-versatile", env, "--cache", "cache")
+        assert first.returncode == 0, first.stderr
+        again = run_task(tmp_path, "groq:llama-3.3-70b-versatile", {"GROQ_BASE_URL": env["GROQ_BASE_URL"]},
+                         "--replay", "cache")
+    assert again.returncode == 0, again.stderr
+    assert len(server.requests) == 1 and record(tmp_path)["answer"] == "42"
