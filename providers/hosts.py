@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from config import Settings
+from core.chat import split_spec
 from core.errors import ConfigError
 from core.models_file import ModelAlias
 from providers.common import sdk_missing
@@ -64,6 +65,19 @@ def key_variable(provider: str, settings: Settings, alias: ModelAlias | None = N
     if provider == "azure":
         return AZURE_TOKEN if settings.provider_env(AZURE_TOKEN) else AZURE_KEY  # the SDK's order: the token wins
     return HOSTS[provider].key_env
+
+
+def openai_endpoint(spec: str, settings: Settings) -> tuple[str, str, str, str | None] | None:
+    """(provider, model, base URL, key) of a model served on an OpenAI-compatible endpoint of its own: a named
+    host, or a models-file alias of one or with its own base_url (Azure: None, its client differs); None else."""
+    alias = settings.alias(spec)
+    provider, model = (alias.provider, alias.model) if alias else split_spec(spec)
+    if provider in HOSTS:
+        return provider, model, endpoint(provider, settings, alias), settings.provider_env(
+            key_variable(provider, settings, alias))
+    if alias is not None and provider == "openai" and alias.base_url:
+        return provider, model, alias.base_url, settings.provider_env(alias.api_key_env) if alias.api_key_env else None
+    return None
 
 
 def host_backend(provider: str, model: str, settings: Settings, spec: str,

@@ -274,3 +274,24 @@ def test_a_local_ollama_vision_model_gets_base64_images_on_api_chat(ws: Path) ->
     [message] = script.served[0].json()["messages"]
     assert "Describe it." in message["content"]
     assert decoded_size(base64.b64decode(message["images"][0]))[0] == 1568
+
+
+@pytest.mark.parametrize("spec", ["groq:whisper-large-v3", "stt"])
+def test_groq_whisper_and_a_models_file_alias_transcribe_at_their_own_endpoint_with_their_own_key(
+        ws: Path, spec: str) -> None:
+    from core.models_file import ModelAlias
+
+    (ws / "talk.wav").write_bytes(fx.wav_bytes(0.5))
+    seen: list[Request] = []
+    with LoopbackServer(lambda req: (seen.append(req), Response(body=WHISPER_BODY))[1]) as server:
+        settings = Settings(transcribe_model=spec, openai_api_key="sk-openai-own", provider_keys=(
+            ("GROQ_API_KEY", "gsk-groq"), ("STT_KEY", "stt-key")), provider_urls=(
+            ("GROQ_BASE_URL", server.url + "/openai/v1"),), model_aliases=(
+            ModelAlias("stt", "openai", "whisper-large-v3", base_url=server.url + "/stt/v1", api_key_env="STT_KEY"),))
+        out = TranscribeTool(ws, settings).run(path="talk.wav")
+    assert f"Hello {MARK}." in out.text
+    [request] = seen
+    path, key = ("/openai/v1", "gsk-groq") if spec.startswith("groq") else ("/stt/v1", "stt-key")
+    assert request.path == path + "/audio/transcriptions" and request.headers["authorization"] == f"Bearer {key}"
+    assert b'name="model"\r\n\r\nwhisper-large-v3' in request.body
+    assert out.usage[0].cost is None  # another API's price is not known: n/a, never $0

@@ -31,15 +31,16 @@ class Segment:
     text: str
 
 
-def openai_transcribe(settings: Settings, model: str, chunk: Chunk, mime: str,
-                      language: str | None) -> tuple[list[Segment], Completion]:
-    """One upload to {base}/audio/transcriptions; segments with times when the model gives them."""
+def openai_transcribe(settings: Settings, model: str, chunk: Chunk, mime: str, language: str | None,
+                      endpoint: tuple[str, str | None] | None = None) -> tuple[list[Segment], Completion]:
+    """One upload to {base}/audio/transcriptions; segments with times when the model gives them. `endpoint`:
+    (base URL, key) of another OpenAI-compatible API (Groq, an alias's server), whose price is not known."""
     try:
         import openai
     except ImportError as exc:
         raise ToolError("transcription needs the openai package: pip install openai") from exc
-    client = openai.OpenAI(api_key=settings.openai_api_key or LOCAL_KEY,
-                           base_url=settings.openai_base_url or "https://api.openai.com/v1",
+    base, key = endpoint or (settings.openai_base_url, settings.openai_api_key)
+    client = openai.OpenAI(api_key=key or LOCAL_KEY, base_url=base or "https://api.openai.com/v1",
                            timeout=max(settings.request_timeout, 300.0), max_retries=2)
     # gpt-4o-transcribe and its kin answer only json/text; whisper-1 and local servers give timed segments.
     verbose = "gpt-4o" not in model
@@ -62,7 +63,8 @@ def openai_transcribe(settings: Settings, model: str, chunk: Chunk, mime: str,
     duration = float(getattr(result, "duration", 0) or 0) or max((s.end or 0 for s in segments), default=0.0)
     usage = getattr(result, "usage", None)
     per_minute = PER_MINUTE.get(model)
-    cost = 0.0 if settings.openai_base_url else (duration / 60 * per_minute if per_minute else None)
+    cost = duration / 60 * per_minute if per_minute else None
+    cost = None if endpoint else 0.0 if settings.openai_base_url else cost  # another API: n/a; a local server: $0
     completion = Completion(text=text, prompt_tokens=_tokens(usage, "input_tokens"),
                             completion_tokens=_tokens(usage, "output_tokens"), model=f"openai:{model}",
                             latency=time.monotonic() - started, cost=cost)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from config import Settings
 from core.chat import Completion, split_spec
 from core.errors import ToolError
+from providers.hosts import openai_endpoint
 from tools.base import Tool, ToolOutput
 from tools.documents.detect import sniff
 from tools.media.audio import MIME, clock, split_audio
@@ -86,9 +88,14 @@ class TranscribeTool(Tool):
 def transcribe_audio(settings: Settings, spec: str, data: bytes, key: str, name: str,
                      language: str | None) -> tuple[list[Segment], list[Completion]]:
     """Speech to text with `spec`, chunk by chunk (split to the endpoint's size limit), times shifted into place."""
-    provider, model = split_spec(spec)
+    alias = settings.alias(spec)
+    provider, model = (alias.provider, alias.model) if alias else split_spec(spec)
+    hosted = openai_endpoint(spec, settings)  # Groq's Whisper, a models-file alias's own server
     backend: Callable[..., Any]
-    if provider in ("openai", "ollama"):
+    if hosted is not None:
+        model, endpoint = hosted[1], hosted[2:]
+        backend, limit = partial(openai_transcribe, endpoint=endpoint), OPENAI_LIMIT
+    elif provider in ("openai", "ollama"):
         backend, limit = openai_transcribe, OPENAI_LIMIT
     elif provider == "gemini":
         backend, limit = gemini_transcribe, GEMINI_LIMIT
