@@ -56,7 +56,10 @@ class Memory:
         self.estimator = estimator or TokenEstimator()
         self.keep_last = max(keep_last, 1)
         self.summary_tokens = summary_tokens or min(int(budget_tokens * SUMMARY_SHARE), MAX_SUMMARY_TOKENS)
-        self.turns: list[Turn] = []
+        self.turns: list[Turn] = []  # changed only through _keep, _forget and _recut, which keep the two below
+        self._turn_chars = 0  # the turns' characters in the prompt, kept as turns come and go (not re-measured)
+        self._turn_messages: list[Message] = []  # the turns as messages, two each, rendered once
+        self._sent: tuple[list[Message], int] | None = None  # the last prompt handed out and its characters
         self.summary = ""
         self.summarized: list[int] = []  # step numbers folded into the summary
         self.dropped: list[int] = []  # step numbers dropped without a summary
@@ -73,7 +76,7 @@ class Memory:
         """Record a step; returns the observation text as the model will see it."""
         turn = Turn(step_number, assistant, observation, observation)
         turn.observation = self._cut(turn, self.observation_limit())
-        self.turns.append(turn)
+        self._keep(turn)
         return turn.observation
 
     def observation_limit(self) -> int:
@@ -85,7 +88,11 @@ class Memory:
     def messages(self, system: str, task: str) -> list[Message]:
         """The prompt for the next model call, folded or cut to fit the budget first."""
         self._fit(system, task)
-        return self._render(system, task)
+        block = self._block()
+        out: list[Message] = [{"role": "system", "content": system}, {"role": "user", "content": task + block},
+                              *self._turn_messages]
+        self._sent = (out, len(system) + len(task) + len(block) + self._turn_chars)
+        return out
 
     def refit(self, budget_tokens: int) -> None:
         """Keep to a smaller budget from now on (the server named a smaller window than was assumed)."""
@@ -95,21 +102,40 @@ class Memory:
     def record_usage(self, messages: list[Message], completion: Completion) -> None:
         """Learn from the provider's prompt-token count for the messages just sent."""
         self.model = completion.model
-        self.estimator.calibrate(messages, completion.prompt_tokens, completion.model)
+        if self._sent is not None and self._sent[0] is messages:  # the prompt as rendered: its size is known
+            self.estimator.calibrate_size(self._sent[1], len(messages), completion.prompt_tokens, completion.model)
+        else:
+            self.estimator.calibrate(messages, completion.prompt_tokens, completion.model)
 
     def prompt_tokens(self, system: str, task: str) -> int:
         """The estimated size of the prompt as it stands now."""
-        return self._size(system, task, self.turns, len(self._block()))
+        return self._size(system, task, self._turn_chars, len(self.turns), len(self._block()))
+
+    # -- the turns, their size and their messages, kept together -----------------------------------
+
+    def _keep(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        self._turn_chars += _chars(turn)
+        self._turn_messages += [{"role": "assistant", "content": turn.assistant},
+                                {"role": "user", "content": OBSERVATION_PREFIX + turn.observation}]
+
+    def _forget(self, count: int, newest: bool = False) -> list[Turn]:
+        """Take the `count` oldest turns (or the newest) out of the prompt; they are returned."""
+        cut = slice(len(self.turns) - count, None) if newest else slice(0, count)
+        gone = self.turns[cut]
+        del self.turns[cut]
+        del self._turn_messages[slice(cut.start * 2, None) if newest else slice(0, count * 2)]
+        self._turn_chars -= sum(_chars(t) for t in gone)
+        return gone
+
+    def _recut(self, turn: Turn, observation: str) -> None:
+        """The newest turn's observation, shown shorter (a message is replaced, never changed: sent prompts keep
+        theirs)."""
+        self._turn_chars += len(observation) - len(turn.observation)
+        turn.observation = observation
+        self._turn_messages[-1] = {"role": "user", "content": OBSERVATION_PREFIX + observation}
 
     # -- rendering ---------------------------------------------------------------------------------
-
-    def _render(self, system: str, task: str) -> list[Message]:
-        out: list[Message] = [{"role": "system", "content": system},
-                              {"role": "user", "content": task + self._block()}]
-        for turn in self.turns:
-            out.append({"role": "assistant", "content": turn.assistant})
-            out.append({"role": "user", "content": OBSERVATION_PREFIX + turn.observation})
-        return out
 
     def _block(self) -> str:
         """What the first user message carries after the task: the summary and the drop note."""
@@ -136,10 +162,9 @@ class Memory:
                  else f"its full observation is in observations/step-{first:02d}.txt")
         return f"[{what} dropped to stay within the context budget; {files}]"
 
-    def _size(self, system: str, task: str, turns: list[Turn], block_chars: int) -> int:
-        chars = len(system) + len(task) + block_chars
-        chars += sum(len(t.assistant) + len(OBSERVATION_PREFIX) + len(t.observation) for t in turns)
-        return self.estimator.count(chars, 2 + 2 * len(turns), self.model)
+    def _size(self, system: str, task: str, turn_chars: int, turns: int, block_chars: int) -> int:
+        chars = len(system) + len(task) + block_chars + turn_chars
+        return self.estimator.count(chars, 2 + 2 * turns, self.model)
 
     # -- keeping within the budget -----------------------------------------------------------------
 
@@ -153,7 +178,7 @@ class Memory:
         for keep, target in ((self.keep_last, int(limit * REFOLD_TARGET)), (1, limit)):
             count = self._fold_count(system, task, keep, target)
             if count:
-                self._compress(task, self.turns[:count])
+                self._compress(task, self._forget(count))
             if self.prompt_tokens(system, task) <= limit:
                 return
         self._shrink(system, task, limit)
@@ -166,8 +191,10 @@ class Memory:
             block += len(self.notes.prompt_block())
         if self._can_summarize():
             block += max(self.estimator.chars_for(self.summary_tokens, self.model) - len(self.summary), 0)
+        left = self._turn_chars
         for count in range(1, most + 1):
-            if self._size(system, task, self.turns[count:], block) <= target:
+            left -= _chars(self.turns[count - 1])
+            if self._size(system, task, left, len(self.turns) - count, block) <= target:
                 return count
         return most
 
@@ -177,14 +204,15 @@ class Memory:
             turn = self.turns[-1]
             over = self.prompt_tokens(system, task) - limit
             room = len(turn.observation) - self.estimator.chars_for(over, self.model) - 300
-            turn.observation = self._cut(turn, max(room, 1))
+            self._recut(turn, self._cut(turn, max(room, 1)))
         over = self.prompt_tokens(system, task) - limit
         if over > 0 and self.summary:
             room = len(self.summary) - self.estimator.chars_for(over, self.model) - 200
             self.summary = truncate_middle(self.summary, max(room, 1)) if room > 200 else ""
         if self.prompt_tokens(system, task) > limit and self.turns:
-            self._save(self.turns[-1])
-            self.dropped.append(self.turns.pop().step)
+            last = self._forget(1, newest=True)[0]
+            self._save(last)
+            self.dropped.append(last.step)
         needed = self.prompt_tokens(system, task)
         if needed > limit:
             raise ContextBudgetError(needed, self.budget_tokens)
@@ -216,8 +244,8 @@ class Memory:
         return self.summarizer is not None
 
     def _compress(self, task: str, turns: list[Turn]) -> None:
-        """Fold these oldest steps into the summary (in as many chained calls as needed), else drop them."""
-        del self.turns[: len(turns)]
+        """Fold these oldest steps, already out of the prompt, into the summary (in as many chained calls as
+        needed), else drop them."""
         for turn in turns:
             self._save(turn)
         left = list(turns)
@@ -285,3 +313,8 @@ class Memory:
 def memory_for_task(settings: Settings, llm: ChatModel, workspace: Path | None, model_spec: str) -> Memory:
     """The memory one task runs with: budget from the settings, summaries written by `llm`."""
     return Memory(budget_tokens=default_budget(settings, model_spec), workspace=workspace, summarizer=llm)
+
+
+def _chars(turn: Turn) -> int:
+    """A turn's characters in the prompt."""
+    return len(turn.assistant) + len(OBSERVATION_PREFIX) + len(turn.observation)

@@ -48,7 +48,11 @@ class TokenEstimator:
 
     def calibrate(self, messages: list[Message], reported: int, model: str = "") -> None:
         """Move this model's ratio toward reported/estimated (reports of 0 mean 'unknown' and are ignored)."""
-        estimated = self.raw(sum(len(m["content"]) for m in messages), len(messages))
+        self.calibrate_size(sum(len(m["content"]) for m in messages), len(messages), reported, model)
+
+    def calibrate_size(self, chars: int, messages: int, reported: int, model: str = "") -> None:
+        """calibrate() for a prompt whose size is already known: `chars` characters in `messages` messages."""
+        estimated = self.raw(chars, messages)
         if reported <= 0 or estimated <= 0:
             return
         observed = min(max(reported / estimated, self.MIN_RATIO), self.MAX_RATIO)

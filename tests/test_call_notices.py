@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import facade, hang, openai_error, openai_reply
 from tests.fakes.real_traffic import llama_cpp_python
 from tests.fakes.scripted import ScriptedLLM
+from tools.base import tool
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
@@ -113,6 +115,49 @@ def test_a_slow_call_is_heard_from_while_it_runs(monkeypatch: pytest.MonkeyPatch
     assert waiting.step == 1 and waiting.data["model"] == "scripted-model"
     notice = step_events(1, waiting)  # what `ask` and the web app show of it
     assert notice[0].kind == "notice" and "still waiting for the reply" in notice[0].text
+
+
+@tool
+def noop() -> str:
+    """Do nothing and say so."""
+    return "ok"
+
+
+def test_parallel_slow_calls_are_each_heard_and_never_after_their_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several tasks' calls at once (a batch's workers): each hears its own "still waiting", none after its reply
+    came, and fast replies start no thread of their own."""
+    monkeypatch.setattr(agent_module, "WAIT_NOTICE", 0.01)
+    lines: dict[int, list[str]] = {n: [] for n in range(4)}
+
+    def task(n: int) -> None:
+        heard_once = threading.Event()
+
+        def on_event(event: Event) -> None:
+            lines[n].append(event.kind)
+            if event.kind == "llm_waiting":
+                heard_once.set()
+
+        def slow(messages: object) -> str:
+            assert heard_once.wait(10)
+            return "Final Answer: 4"
+
+        ReActAgent(ScriptedLLM([slow]), [], on_event=on_event).run("What is 2+2?")
+
+    workers = [threading.Thread(target=task, args=(n,)) for n in lines]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(20)
+    time.sleep(0.05)  # five more periods: a heartbeat of an ended call would show up in its lines now
+    for kinds in lines.values():
+        assert "llm_waiting" in kinds and kinds.index("llm_waiting") < kinds.index("llm_call")
+        assert "llm_waiting" not in kinds[kinds.index("llm_call"):]
+    started: list[str] = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name), start(self))[1])
+    fast = ReActAgent(ScriptedLLM(["Thought: go\nAction: noop\nAction Input: {}"] * 200 + ["Final Answer: 4"]),
+                      [noop], max_steps=201).run("Call noop")
+    assert fast.status == "answered" and started == []
 
 
 def test_a_server_that_drops_the_system_prompt_is_warned_about_once(server: LoopbackServer, tmp_path: Path,
