@@ -1,7 +1,8 @@
 """Benchmark: the agent's own cost per step with an instant scripted model and a no-op tool.
 
 Run from the project root: `python benchmarks/overhead.py` (add `--help` for the options).
-Prints microseconds per step and peak traced memory for the project's memory (with its running
+Prints microseconds per step (wall, and the process's CPU time: on a machine other jobs load, the CPU time is
+the steadier figure) and peak traced memory for the project's memory (with its running
 summaries) and for a full-history memory, the same script through smolagents' ToolCallingAgent when
 smolagents is installed (benchmarks/requirements.txt), and the wall time of `python main.py --help`.
 """
@@ -37,6 +38,7 @@ class Measure:
     name: str
     steps: int
     seconds: float
+    cpu_seconds: float
     peak_bytes: int | None = None
     note: str = ""
 
@@ -44,6 +46,11 @@ class Measure:
     def us_per_step(self) -> float:
         """Wall microseconds per tool step."""
         return self.seconds / max(self.steps, 1) * 1e6
+
+    @property
+    def cpu_us_per_step(self) -> float:
+        """The process's CPU microseconds (all its threads) per tool step."""
+        return self.cpu_seconds / max(self.steps, 1) * 1e6
 
 
 class InstantModel:
@@ -95,42 +102,42 @@ def full_history(workspace: Path) -> MemoryChoice:
     return lambda model: lambda: Memory(budget_tokens=10**12, workspace=workspace)
 
 
-def run_ours(steps: int, memory: MemoryChoice, trace_memory: bool) -> tuple[float, int | None, InstantModel]:
-    """Seconds for one task of `steps` tool steps, and the peak traced memory when asked."""
+def run_ours(steps: int, memory: MemoryChoice, trace_memory: bool) -> tuple[float, float, int | None, InstantModel]:
+    """Wall and CPU seconds for one task of `steps` tool steps, and the peak traced memory when asked."""
     from agent import MAX_STEPS, ReActAgent
 
     model = InstantModel()
     agent = ReActAgent(model, [_noop_tool()], max_steps=steps, time_limit=None, memory_factory=memory(model))
     results: list[Any] = []
-    seconds, peak = _timed(lambda: results.append(agent.run("Call noop until you are told to stop.")),
-                           trace_memory)
+    seconds, cpu, peak = _timed(lambda: results.append(agent.run("Call noop until you are told to stop.")),
+                                trace_memory)
     result = results[0]
     if result.status != MAX_STEPS or result.answer != "done" or model.calls != steps + 1:
         raise RuntimeError(f"the script went wrong: {result.status}, {model.calls} calls for {steps} steps")
-    return seconds, peak, model
+    return seconds, cpu, peak, model
 
 
-def _timed(work: Callable[[], Any], trace_memory: bool) -> tuple[float, int | None]:
+def _timed(work: Callable[[], Any], trace_memory: bool) -> tuple[float, float, int | None]:
     gc.collect()
     if trace_memory:
         tracemalloc.start()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     work()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = None
     if trace_memory:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    return seconds, peak
+    return seconds, cpu, peak
 
 
 def measure_ours(name: str, steps: int, memory: MemoryChoice) -> Measure:
     """Time without tracing (tracemalloc slows Python down), then trace the peak in a second run."""
     run_ours(5, memory, trace_memory=False)  # warm-up: first-call imports and caches are not per-step cost
-    seconds, _, model = run_ours(steps, memory, trace_memory=False)
-    _, peak, _ = run_ours(steps, memory, trace_memory=True)
+    seconds, cpu, _, model = run_ours(steps, memory, trace_memory=False)
+    _, _, peak, _ = run_ours(steps, memory, trace_memory=True)
     note = f"{model.summaries} summary calls" if model.summaries else "no summaries"
-    return Measure(name, steps, seconds, peak, note)
+    return Measure(name, steps, seconds, cpu, peak, note)
 
 
 def measure_smolagents(steps: int) -> Measure | None:
@@ -140,9 +147,9 @@ def measure_smolagents(steps: int) -> Measure | None:
     except ImportError:
         return None
     _run_smolagents(5)  # warm-up, as for ReActAgent
-    seconds, _ = _timed(lambda: _run_smolagents(steps), trace_memory=False)
-    _, peak = _timed(lambda: _run_smolagents(steps), trace_memory=True)
-    return Measure(f"smolagents {smolagents.__version__} ToolCallingAgent", steps, seconds, peak)
+    seconds, cpu, _ = _timed(lambda: _run_smolagents(steps), trace_memory=False)
+    _, _, peak = _timed(lambda: _run_smolagents(steps), trace_memory=True)
+    return Measure(f"smolagents {smolagents.__version__} ToolCallingAgent", steps, seconds, cpu, peak)
 
 
 def _run_smolagents(steps: int) -> None:
@@ -203,11 +210,12 @@ def bare_python(runs: int = 5) -> list[float]:
 def print_table(title: str, rows: list[Measure]) -> None:
     """One Markdown table of measurements."""
     print(f"\n### {title}\n")
-    print("| agent / memory | steps | total s | µs per step | peak traced MiB | note |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| agent / memory | steps | total s | µs per step | CPU µs per step | peak traced MiB | note |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         peak = "n/a" if r.peak_bytes is None else f"{r.peak_bytes / 2**20:.1f}"
-        print(f"| {r.name} | {r.steps:,} | {r.seconds:.2f} | {r.us_per_step:,.0f} | {peak} | {r.note} |")
+        print(f"| {r.name} | {r.steps:,} | {r.seconds:.2f} | {r.us_per_step:,.0f} | {r.cpu_us_per_step:,.0f} | {peak} "
+              f"| {r.note} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nsmolagents is not installed: `pip install -r benchmarks/requirements.txt` to compare.")
     else:
         print(f"\nsmolagents / ReActAgent time per step: {smol.us_per_step / ours.us_per_step:.1f}x "
-              f"(full history), {smol.us_per_step / mine.us_per_step:.1f}x (project memory)")
+              f"(full history), {smol.us_per_step / mine.us_per_step:.1f}x (project memory); CPU time: "
+              f"{smol.cpu_us_per_step / ours.cpu_us_per_step:.1f}x, {smol.cpu_us_per_step / mine.cpu_us_per_step:.1f}x")
     startup, floor = cli_startup(), bare_python()
     print("\n### CLI startup (median of 5)\n")
     print("| command | median s | min s | max s |\n|---|---:|---:|---:|")

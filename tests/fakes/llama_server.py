@@ -7,6 +7,7 @@ server's access log (one line per request) is kept in a file so that a test can 
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import signal
@@ -37,9 +38,12 @@ def unavailable() -> str | None:
 
 
 def model_path() -> Path:
-    """The GGUF file, written once by the model package into ~/.cache (verified by its checksum)."""
+    """The GGUF file, written once by the model package into ~/.cache (verified by its checksum). Test workers
+    that start a server at the same moment take turns: one writes the file, the others find it whole."""
     package = __import__(MODEL_PACKAGE)
-    return Path(package.assemble())
+    with package.default_output_path().with_suffix(".lock").open("wb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return Path(package.assemble())
 
 
 @dataclass
