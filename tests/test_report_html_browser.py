@@ -34,8 +34,9 @@ def launched() -> Iterator[Any]:
             b.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium for the module; each test opens its own page or context in it."""
     with launched() as b:
         yield b
 
