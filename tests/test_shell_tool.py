@@ -111,7 +111,7 @@ def test_nothing_reaches_a_loopback_server(layout: dict[str, Path], backend: str
                  f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo TCP-CONNECTED",
                  f"echo BAIT > /dev/udp/127.0.0.1/{udp_port} && echo UDP-SENT"]
         tries += [f"curl -s -m 2 '{url}' && echo CURL-OK"] if shutil.which("curl") else []
-        tries += [f"wget -q -T 2 -O- '{url}' && echo WGET-OK"] if shutil.which("wget") else []
+        tries += [f"wget -q -T 2 -t 1 -O- '{url}' && echo WGET-OK"] if shutil.which("wget") else []
         out = make(layout, backend).run(command="; ".join(tries))
         tcp.settimeout(0)
         udp.settimeout(0)
