@@ -24,6 +24,7 @@ from tools.web.scrape import ScrapeTool
 
 SECRET = "TOPSECRET-planted-outside"
 RACE_SECONDS = 2.0
+RACE_LIMIT = 60.0  # on a loaded machine (other test workers) the race goes on until both outcomes were met
 HOLD = 0.001  # each state (link, real file) lasts this long, so slower tools meet both
 
 
@@ -99,11 +100,14 @@ def swapping(swap: Callable[[], None]) -> Iterator[None]:
         thread.join()
 
 
-def race(call: Callable[[], str]) -> tuple[list[str], list[str]]:
-    """Call repeatedly for RACE_SECONDS; the outputs that succeeded and the refusals."""
-    done, refused = [], []
-    until = time.monotonic() + RACE_SECONDS
-    while time.monotonic() < until:
+def race(call: Callable[[], str], refusals: bool = True) -> tuple[list[str], list[str]]:
+    """Call repeatedly for RACE_SECONDS, and on until a call succeeded (and, with `refusals`, one was refused), at
+    most RACE_LIMIT seconds; the outputs that succeeded and the refusals."""
+    done: list[str] = []
+    refused: list[str] = []
+    started = time.monotonic()
+    while (elapsed := time.monotonic() - started) < RACE_SECONDS or (
+            elapsed < RACE_LIMIT and not (done and (refused or not refusals))):
         try:
             done.append(call())
         except ToolError as exc:
@@ -127,7 +131,7 @@ def test_write_file_never_writes_through_a_swapped_link(ws: Path, mode: str) -> 
     outside = ws.parent / "outside"
     writer = WriteFileTool(ws)
     with swapping(lambda: _swap_file(ws / "data.txt", outside / "data.txt")):
-        done, _ = race(lambda: writer.run(path="data.txt", content="PWNED\n", mode="append"))
+        done, _ = race(lambda: writer.run(path="data.txt", content="PWNED\n", mode="append"), refusals=False)
     with swapping(lambda: _swap_dir(ws / "sub", outside)):
         done2, refused2 = race(lambda: writer.run(path="sub/new.txt", content="PWNED\n"))
     assert (outside / "data.txt").read_text() == SECRET + "\n"
@@ -150,7 +154,7 @@ def test_scrape_save_as_never_writes_through_a_swapped_link(ws: Path, mode: str)
             return out.text
 
         with swapping(lambda: _swap_file(ws / "data.bin", outside / "data.bin")):
-            done, _ = race(lambda: scrape("data.bin"))
+            done, _ = race(lambda: scrape("data.bin"), refusals=False)
         with swapping(lambda: _swap_dir(ws / "sub", outside)):
             done2, refused2 = race(lambda: scrape("sub/got.bin"))
     assert (outside / "data.bin").read_text() == SECRET + "\n"
