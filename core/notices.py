@@ -1,5 +1,6 @@
 """What a model call says while it runs (a timeout, a retry and its wait), told to whoever listens in this context;
-and `every`, a heartbeat while a slow call runs.
+and `every`, a heartbeat while a slow call runs, from one watcher thread for the whole process (a fast call
+starts no thread).
 
 The agent listens around each of its model calls and turns each notice into an event: the task's trace
 keeps it and the console shows it with -v. The facade (llm.py) tells; nothing listens outside a task, so a
