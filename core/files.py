@@ -9,8 +9,8 @@ import stat
 from pathlib import Path
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write text to path through a temp file and a rename, so readers never see half a file.
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write text (UTF-8) or bytes to path through a temp file and a rename, so readers never see half a file.
 
     A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's.
     Stale temp files (`.NAME.XXXXXXXX.tmp`, left by a killed process) are run/files.py's to remove.
@@ -22,8 +22,8 @@ def atomic_write(path: Path, text: str) -> None:
     try:
         with contextlib.suppress(FileNotFoundError):
             os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

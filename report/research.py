@@ -39,6 +39,7 @@ class SubQuestion:
     sources: int = 0  # sources it read
     cost: float | None = 0.0
     seconds: float = 0.0
+    round: int = 1  # --depth: the round it was researched in (2 and on: asked by a follow-up call)
 
 
 @dataclass
@@ -137,7 +138,8 @@ def summary_line(report: ResearchReport) -> str:
     """`<date> · model m · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID`."""
     answered = sum(s.answered for s in report.plan)
     parts = [report.finished, f"model {report.model}" if report.model else "",
-             f"{len(report.plan)} sub-questions ({answered} answered)", f"{len(report.sources)} sources cited",
+             f"{len(report.plan)} sub-questions ({answered} answered)"
+             + (f" in {rounds(report)} rounds" if rounds(report) > 1 else ""), f"{len(report.sources)} sources cited",
              f"cost {money(report.cost)}", f"run {report.run_id}" if report.run_id else ""]
     return " · ".join(p for p in parts if p)
 
@@ -162,4 +164,14 @@ def plan_line(s: SubQuestion) -> str:
         how = f"{s.status.replace('_', ' ')} · {s.sources} source{'s' if s.sources != 1 else ''} · {money(s.cost)}"
     else:
         how = f"**not answered** ({prose(s.status)}{': ' + prose(s.error) if s.error else ''})"
-    return f"{s.n}. {prose(s.text)} — {how}"
+    return f"{s.n}. {round_label(s)}{prose(s.text)} — {how}"
+
+
+def round_label(s: SubQuestion) -> str:
+    """`(round 2, a follow-up) ` before a sub-question a follow-up call asked for; "" in the first round."""
+    return f"(round {s.round}, a follow-up) " if s.round > 1 else ""
+
+
+def rounds(report: ResearchReport) -> int:
+    """How many rounds the research had."""
+    return max((s.round for s in report.plan), default=1)

@@ -19,10 +19,13 @@ from core.errors import ConfigError, TaskFileError
 from core.text import money, terminal_safe
 from report.html.research import write_report
 from report.markdown import TaskRecord
-from report.research import MARK, SOURCES_DIR, ResearchReport, SubQuestion
+from report.research import MARK, SOURCES_DIR, ResearchReport, SubQuestion, round_label
 from research.estimate import research_estimate
+from research.export import export, report_formats
+from research.language import check_language
 from research.pipeline import Progress, Research
 from research.plan import MOST
+from research.steer import check_depth, plan_only, read_plan_file
 from research.store import resumable
 from run.console import ConsoleReporter
 from run.files import ReportLock, check_outputs
@@ -50,6 +53,16 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                    help="a file the question is about, copied into each sub-question's workspace (repeatable)")
     g.add_argument("--breadth", type=int, default=MOST, metavar="N",
                    help=f"most sub-questions the plan may have (default {MOST}; it asks for 3 to N)")
+    g.add_argument("--depth", type=int, default=1, metavar="N",
+                   help="rounds of research (default 1): after each, one call asks what its findings leave open")
+    planned = g.add_mutually_exclusive_group()
+    planned.add_argument("--plan-only", action="store_true",
+                         help="make the plan (one model call), print it and write it beside the report; no research")
+    planned.add_argument("--plan", type=Path, metavar="FILE", dest="plan_file",
+                         help="research exactly the sub-questions in FILE (a numbered list or one per line)")
+    g.add_argument("--formats", default="md,html", metavar="LIST",
+                   help="the report's formats, of md,html,pdf,docx (default md,html; md is always written)")
+    g.add_argument("--language", metavar="NAME", help="write the plan and the report in this language")
     g.add_argument("--resume", action="store_true",
                    help="continue the newest research run of this question: only unfinished sub-questions run")
     g.add_argument("--no-html", action="store_true", help="do not write report.html beside the report")
@@ -69,14 +82,20 @@ def main(argv: list[str], parser: argparse.ArgumentParser, to_settings: Callable
     args.argv = ["research", *argv]
     if args.breadth < 1:
         raise ConfigError("--breadth must be 1 or more", "breadth")
+    check_depth(args.depth)
+    args.formats, args.language = report_formats(args.formats, args.no_html), check_language(args.language)
     settings = to_settings(args).with_overrides(planner_model=args.planner_model, writer_model=args.writer_model)
     files = [Path(f) for f in args.files or ()]
     for f in files:
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
+    args.sub_questions = read_plan_file(args.plan_file) if args.plan_file else None
     if args.estimate:
-        print("\n".join(research_estimate(args.breadth, settings)))
+        print("\n".join(research_estimate(args.breadth, settings, args.depth, args.sub_questions)))
         return EXIT_OK
+    if args.plan_only:
+        check_outputs(args.output, STDIN, [Task(0, "", "file", file=str(f)) for f in files])
+        return plan_only(settings, args.question, files, args.breadth, args.output, args.language)
     check_outputs(args.output, STDIN, [Task(0, "", "file", file=str(f)) for f in files])
     store = RunStore.from_settings(settings)
     resume = _resumed(store, args.question) if args.resume else None
@@ -101,19 +120,21 @@ def _research(args: argparse.Namespace, settings: Settings, store: RunStore, fil
         with Stopper(STOPPING) as stopper:
             progress = ConsoleProgress(args.quiet, args.verbose, settings.max_run_cost)
             research = Research(settings, args.question, store, files, args.breadth, args.concurrency, progress,
-                                stopper.event, stopper.write_lock, tracing=tracing, output=args.output)
+                                stopper.event, stopper.write_lock, tracing=tracing, output=args.output,
+                                sub_questions=args.sub_questions, depth=args.depth, language=args.language)
             report = research.run(resume)
     finally:
         if tracing is not None:
             tracing.shutdown()
     assert research.run_dir is not None
-    return deliver(args, report, store.open(research.run_dir), stopper)
+    return deliver(args, report, store.open(research.run_dir), stopper, settings)
 
 
-def deliver(args: argparse.Namespace, report: ResearchReport, run: Run, stopper: Stopper) -> int:
+def deliver(args: argparse.Namespace, report: ResearchReport, run: Run, stopper: Stopper, settings: Settings) -> int:
     """Write report.md (+ .html) at -o and in the run's directory; print what was delivered; the exit code."""
     texts = run.dir / SOURCES_DIR
-    written = write_report(report, args.output, not args.no_html, texts)
+    written = write_report(report, args.output, "html" in args.formats, texts)
+    written += export(report, args.output, args.formats, texts, settings, say=_say(args.quiet))
     run.info.outputs = [str(p.resolve()) for p in written]
     run.save()
     if not args.quiet:
@@ -122,6 +143,10 @@ def deliver(args: argparse.Namespace, report: ResearchReport, run: Run, stopper:
     if stopper.requested:
         return int(stopper.exit_code)
     return EXIT_PARTIAL if report.partial or report.nothing_read else EXIT_OK
+
+
+def _say(quiet: bool) -> Callable[[str], None]:
+    return (lambda line: None) if quiet else (lambda line: print(terminal_safe(line), file=sys.stderr, flush=True))
 
 
 def summary(report: ResearchReport, written: list[Path], run: Run, argv: list[str] | None) -> list[str]:
@@ -155,7 +180,13 @@ class ConsoleProgress(Progress):
 
     def planned(self, plan: list[SubQuestion]) -> None:
         if not self.quiet:
-            print("Plan:\n" + "\n".join(terminal_safe(f"{s.n}. {s.text}", one_line=True) for s in plan), flush=True)
+            print("Plan:\n" + "\n".join(terminal_safe(f"{round_label(s)}{s.n}. {s.text}", one_line=True)
+                                         for s in plan), flush=True)
+
+    def followed_up(self, round_: int, subs: list[SubQuestion]) -> None:
+        if not self.quiet:
+            print(f"Round {round_} (follow-up):\n" + "\n".join(terminal_safe(f"{s.n}. {s.text}", one_line=True)
+                                                             for s in subs), flush=True)
 
     @contextlib.contextmanager
     def researching(self, todo: list[Task]) -> Iterator[None]:

@@ -35,7 +35,8 @@ from research.compose import compose
 from research.gather import Gather, finished, sub_tasks
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
-from research.store import KIND, ResearchRun
+from research.steer import followup
+from research.store import KIND, ResearchRun, save_rounds, stored_plan
 from research.write import Caller
 from run.batch import TraceWriter
 from run.execute import checked_models
@@ -56,6 +57,10 @@ class Progress:
 
     def planned(self, plan: list[SubQuestion]) -> None:
         """The plan is made (or read back on --resume)."""
+
+    def followed_up(self, round_: int, subs: list[SubQuestion]) -> None:
+        """A follow-up call planned round `round_` (--depth): its new sub-questions."""
+        self.line(f"round {round_}: " + "; ".join(f"{s.n}. {s.text}" for s in subs))
 
     @contextlib.contextmanager
     def researching(self, todo: list[Task]) -> Iterator[None]:
@@ -86,6 +91,9 @@ class Research:
     tracing: Any = None
     output: Path | None = None  # the report the command writes (checked before any model call)
     run_dir: Path | None = None
+    sub_questions: list[str] | None = None  # --plan FILE: the plan as given (no planning call)
+    depth: int = 1  # rounds: each after the first is planned by a follow-up call on what the last one found
+    language: str | None = None  # --language: the plan and the report are written in it
 
     def run(self, resume: Run | None = None) -> ResearchReport:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
@@ -101,7 +109,7 @@ class Research:
         self.run_dir, research = run.dir, ResearchRun(run)
         settings = run.apply(self.settings)
         trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
-        call = Caller(llm, settings, budget, trace, self.stop, roles=roles)
+        call = Caller(llm, settings, budget, trace, self.stop, roles=roles, language=self.language)
         try:
             report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
                                                                self.tracing, self.stop, self.write_lock))
@@ -122,7 +130,7 @@ class Research:
     def _roles(self, limits: RateLimits) -> dict[str, Any]:
         """The planning and writing calls' own models, when --planner-model / --writer-model name them."""
         s, roles = self.settings, {}
-        for spec, purposes in ((s.planner_model, ("plan",)), (s.writer_model, ("write", "repair"))):
+        for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair"))):
             if spec and spec != s.model:
                 model = build_model(replace(s, model=spec, fallback_models=()), limits=limits)
                 roles.update(dict.fromkeys(purposes, model))
@@ -132,15 +140,13 @@ class Research:
         stored = research.plan()
         spent_before = float(stored.get("spent") or 0.0) if stored else 0.0
         plan = self._plan(call, stored)
-        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan], spent_before)
+        followed = [int(r) for r in stored.get("followed") or ()] if stored else []  # rounds followed up
+        save_rounds(research, self.question, self.files, plan, followed, spent_before)
         self.progress.planned(plan)
-        tasks = sub_tasks(plan, self.question, self.files)
-        records = research.records()
-        todo = [t for t in tasks if not finished(records.get(t.key))]
         gather.on_event, gather.on_record = self.progress.on_event, self.progress.on_record
-        with self.progress.researching(todo), mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), \
-                web_session(settings):
-            gather.run(todo, self.files, self.concurrency)
+        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
+            self._rounds(research, call, gather, plan, followed, spent_before)
+        tasks = sub_tasks(plan, self.question, self.files)
         records = research.records()
         found = [self._found(sub, task, records.get(task.key), gather) for sub, task in zip(plan, tasks, strict=True)]
         report = ResearchReport(self.question, plan=plan, run_id=research.run.id, model=gather.spec,
@@ -150,16 +156,49 @@ class Research:
         texts = compose(self.question, plan, found, writer, report)
         report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)
-        research.save_plan(self.question, [str(f) for f in self.files], [s.text for s in plan],
-                           (call.cost or 0.0) + spent_before if call.cost is not None else None)
+        save_rounds(research, self.question, self.files, plan, followed,
+                    (call.cost or 0.0) + spent_before if call.cost is not None else None)
         save_report(research.dir, report, texts)
         write_report(report, research.dir / "report.md", True, research.dir / SOURCES_DIR)  # the store's own copy
         return report
 
+    def _rounds(self, research: ResearchRun, call: Caller, gather: Gather, plan: list[SubQuestion],
+                followed: list[int], spent_before: float) -> None:
+        """Research the plan round by round (--depth): after each, one follow-up planning call adds the next
+        round's sub-questions to `plan`; it ends at the depth, with a follow-up that gives none, a stop or the cap.
+        On --resume the rounds already planned are kept and only their unfinished sub-questions run."""
+        round_ = 1
+        while True:
+            tasks = sub_tasks([s for s in plan if s.round == round_], self.question, self.files)
+            records = research.records()
+            todo = [t for t in tasks if not finished(records.get(t.key))]
+            with self.progress.researching(todo):
+                gather.run(todo, self.files, self.concurrency)
+            if round_ >= self.depth or self.stop.is_set() or _exhausted(gather):
+                return
+            if not any(s.round == round_ + 1 for s in plan):  # the next round is not planned yet
+                if round_ in followed:  # its follow-up call gave none (a resumed run)
+                    return
+                records = research.records()
+                done = [(s, self._found(s, t, records.get(t.key), gather))
+                        for s, t in zip(plan, sub_tasks(plan, self.question, self.files), strict=True)]
+                new = followup(call, self.question, done, round_, self.breadth)
+                followed.append(round_)
+                plan += [SubQuestion(len(plan) + i, q, round=round_ + 1) for i, q in enumerate(new, start=1)]
+                save_rounds(research, self.question, self.files, plan, followed,
+                            (call.cost or 0.0) + spent_before if call.cost is not None else None)
+                if not new:
+                    self.progress.line(f"round {round_}'s findings need no follow-up: no further round")
+                    return
+                self.progress.followed_up(round_ + 1, [s for s in plan if s.round == round_ + 1])
+            round_ += 1
+
     def _plan(self, call: Caller, stored: dict[str, Any] | None) -> list[SubQuestion]:
         """The stored plan (--resume), else one planning call; the question itself when it gives none."""
         if stored and stored.get("sub_questions"):
-            return [SubQuestion(i, str(q)) for i, q in enumerate(stored["sub_questions"], start=1)]
+            return stored_plan(stored)
+        if self.sub_questions:  # --plan FILE: exactly these, no planning call
+            return [SubQuestion(i, q) for i, q in enumerate(self.sub_questions, start=1)]
         prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files],
                              docs=bool(self.settings.docs_dirs), web=self.settings.search)
         try:

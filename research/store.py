@@ -19,6 +19,7 @@ from typing import Any
 
 from core.files import atomic_write
 from report.markdown import TaskRecord, read_records, record_line
+from report.research import SubQuestion
 from run.store import Run, RunStore
 
 PLAN_FILE, FOUND_DIR = "plan.json", "found"
@@ -36,9 +37,12 @@ class ResearchRun:
         """The run's directory."""
         return self.run.dir
 
-    def save_plan(self, question: str, files: list[str], sub_questions: list[str], spent: float | None) -> None:
-        """Write plan.json."""
-        data = {"question": question, "files": files, "sub_questions": sub_questions, "spent": spent}
+    def save_plan(self, question: str, files: list[str], sub_questions: list[str], spent: float | None,
+                  rounds: list[int] | None = None, followed: list[int] | None = None) -> None:
+        """Write plan.json (with --depth: each sub-question's round and the rounds already followed up)."""
+        data: dict[str, Any] = {"question": question, "files": files, "sub_questions": sub_questions, "spent": spent}
+        if rounds is not None:
+            data.update(rounds=rounds, followed=followed or [])
         atomic_write(self.dir / PLAN_FILE, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
     def plan(self) -> dict[str, Any] | None:
@@ -63,6 +67,20 @@ class ResearchRun:
         """Append a finished sub-question's record to the run's results.jsonl."""
         with self.run.records.open("a", encoding="utf-8") as f:
             f.write(record_line(record))
+
+
+def save_rounds(research: ResearchRun, question: str, files: list[Path], plan: list[SubQuestion],
+                followed: list[int], spent: float | None) -> None:
+    """plan.json for a plan of one or more rounds."""
+    research.save_plan(question, [str(f) for f in files], [s.text for s in plan], spent, [s.round for s in plan],
+                       followed)
+
+
+def stored_plan(stored: dict[str, Any]) -> list[SubQuestion]:
+    """The plan plan.json keeps, each sub-question in its round (1 when it names none)."""
+    rounds = list(stored.get("rounds") or [])
+    return [SubQuestion(i, str(q), round=int(rounds[i - 1]) if i <= len(rounds) else 1)
+            for i, q in enumerate(stored["sub_questions"], start=1)]
 
 
 def resumable(store: RunStore, question: str) -> Run | None:

@@ -19,6 +19,7 @@ from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, StopRequested
 from providers.budget import RunBudget, last_call
+from research.language import with_language
 from run.batch import TraceWriter
 
 CONTINUATIONS = 2
@@ -56,11 +57,13 @@ class Caller:
     calls: int = 0
     tokens: int = 0
     roles: dict[str, ChatModel] = field(default_factory=dict)  # a purpose's own model: --planner/--writer-model
+    language: str | None = None  # --language: each call's reply is asked for in it (research/language.py)
 
     def __call__(self, messages: list[Message], purpose: str) -> Completion:
         """One call (a cap, a failed call or a stop raises: LLMError or StopRequested)."""
         if self.stop.is_set():
             raise StopRequested()
+        messages = with_language(messages, self.language)
         llm = self.roles.get(purpose, self.llm)
         model = self.budget.task_models(llm, None)[0] if self.budget is not None else llm
         try:

@@ -6,6 +6,7 @@ import html
 import re
 
 from report.html.guard import loopback_url
+from report.md_table import table_at
 
 _FENCE = re.compile(r"^```[\w+-]*\s*$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
@@ -69,6 +70,12 @@ def render(text: str) -> str:
 
 
 def _block(lines: list[str], i: int, blocks: list[str]) -> int:
+    table = table_at(lines, i)
+    if table is not None:
+        head = "".join(f"<th>{inline(c)}</th>" for c in table[0].header)
+        body = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in table[0].rows)
+        blocks.append(f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+        return table[1]
     heading = _HEADING.match(lines[i])
     if heading:
         level = min(len(heading.group(1)) + 2, 6)  # answers live under the page's own headings
@@ -82,9 +89,9 @@ def _block(lines: list[str], i: int, blocks: list[str]) -> int:
                 i += 1
             blocks.append(f"<{tag}>{''.join(items)}</{tag}>")
             return i
-    para = []
+    para: list[str] = []
     while i < len(lines) and lines[i].strip() and not _FENCE.match(lines[i]) and not _HEADING.match(lines[i]) \
-            and not _BULLET.match(lines[i]) and not _NUMBERED.match(lines[i]):
+            and not _BULLET.match(lines[i]) and not _NUMBERED.match(lines[i]) and (not para or not table_at(lines, i)):
         para.append(inline(lines[i].strip()))
         i += 1
     blocks.append("<p>" + "<br>".join(para) + "</p>")

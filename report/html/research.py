@@ -25,6 +25,7 @@ from report.research import (
     SubQuestion,
     load_report,
     render_markdown,
+    round_label,
     summary_line,
 )
 from report.sources import is_web
@@ -137,4 +138,4 @@ def _plan_item(s: SubQuestion) -> str:
                f'source{"s" if s.sources != 1 else ""} · {money(s.cost)}')
     else:
         how = f'<span class="no"><b>not answered</b></span> ({esc(s.status)}{": " + esc(s.error) if s.error else ""})'
-    return f"<li>{esc(s.text)} — {how}</li>"
+    return f"<li>{esc(round_label(s) + s.text)} — {how}</li>"
