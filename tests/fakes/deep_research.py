@@ -77,7 +77,8 @@ class World:
 
     def _model(self, messages: list[dict[str, Any]]) -> Response:
         first = next((str(m["content"]) for m in messages if m["role"] == "user"), "")
-        kind = ("followup" if first.startswith(MARK_FOLLOWUP) else "plan" if MARK_PLAN in first else "write" if first.startswith(MARK_WRITE) else
+        kind = ("followup" if first.startswith(MARK_FOLLOWUP) else
+                "plan" if MARK_PLAN in first else "write" if first.startswith(MARK_WRITE) else
                 "repair" if first.startswith(MARK_REPAIR) else "task" if MARK_TASK in first else "other")
         with self._lock:
             self.calls[kind] = self.calls.get(kind, 0) + 1
