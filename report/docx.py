@@ -18,7 +18,7 @@ from docx import Document
 from docx.shared import Pt, RGBColor
 
 from report.md_table import Table, table_at
-from report.research import MARK, ResearchReport, SubQuestion, round_label, summary_line
+from report.research import MARK, ResearchReport, SubQuestion, across_languages_note, round_label, summary_line
 from report.sources import claim_text, verdict_label, verdict_mark
 from sources.check import FAILING, claims_line
 
@@ -56,6 +56,8 @@ def render_docx(report: ResearchReport) -> bytes:
         doc.add_heading("Citations checked", level=1)
         for c in report.citations:
             _citation(doc, c)
+        for i, line in enumerate(across_languages_note(report)):
+            _plain(doc, line, style="List Bullet" if i else None)
     doc.add_heading("Research plan", level=1)
     for s in report.plan:
         _plan(doc, s)

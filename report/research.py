@@ -17,7 +17,7 @@ from typing import Any
 from core.files import atomic_write
 from core.text import money, report_data, report_safe
 from report.markdown import safe_markdown
-from report.sources import citation_line, md_source
+from report.sources import citation_line, claim_text, md_source
 from sources.check import FAILING, claims_line
 
 REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
@@ -124,6 +124,8 @@ def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> st
     lines += _sources_md(report, texts_dir)
     if report.citations:
         lines += ["## Citations checked", "", *(citation_line(c) for c in report.citations), ""]
+        if note := across_languages_note(report):
+            lines += [f"_{prose(note[0])}_", "", *(f"- {prose(line)}" for line in note[1:]), ""]
     lines += ["## Research plan", "", *(plan_line(s) for s in report.plan), ""]
     lines += [prose(n) for n in report.notes] + ([""] if report.notes else [])
     return "\n".join(lines).rstrip() + "\n"
@@ -156,6 +158,16 @@ def _sources_md(report: ResearchReport, texts_dir: Path | None) -> list[str]:
         out += ["", f"The text each source gave when it was read, which its citations were judged against, is "
                     f"kept in `{texts_dir}` (`N.txt` for source N)."]
     return out + [""]
+
+
+def across_languages_note(report: ResearchReport) -> list[str]:
+    """The claims written in another language than their source, judged on names, figures and dates only."""
+    crossed = [c for c in report.citations if c.get("across_languages")]
+    if not crossed:
+        return []
+    head = (f"{len(crossed)} claim{'s' if len(crossed) != 1 else ''} could only be judged on names, figures and "
+            "dates (written in another language than the source cited):")
+    return [head, *(f"[{c.get('n')}] {claim_text(c)}" for c in crossed)]
 
 
 def plan_line(s: SubQuestion) -> str:

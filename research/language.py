@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from core.chat import Message
 from core.errors import ConfigError
+from report.research import ResearchReport
+from sources.check import MARKER
+from sources.language import across_languages
 
 INSTRUCTION = ("\n\nWrite your reply in {language}, whatever the language of the question, the findings and the "
                "sources. Keep names, figures, dates and the [n] markers exactly as they are.")
@@ -32,3 +35,13 @@ def check_language(language: str | None) -> str | None:
         raise ConfigError(f"--language: a language's name, like German or Português (not {language[:40]!r})",
                           "language")
     return name
+
+
+def note_across_languages(report: ResearchReport, texts: dict[int, str]) -> None:
+    """Mark each delivered citation whose claim is in another language than its source (`across_languages`):
+    it could only be judged on its names, figures and dates, and the report says so."""
+    for c in report.citations:
+        n = c.get("n")
+        if isinstance(n, int) and n in texts and \
+                across_languages(MARKER.sub(" ", str(c.get("claim") or "")), [texts[n]]) is not None:
+            c["across_languages"] = True

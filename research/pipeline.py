@@ -33,6 +33,7 @@ from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, save_report
 from research.compose import compose
 from research.gather import Gather, finished, sub_tasks
+from research.language import note_across_languages
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
 from research.steer import followup
@@ -154,6 +155,7 @@ class Research:
         self.progress.line("writing the report and checking every citation")
         writer = None if self.stop.is_set() or _exhausted(gather) else call
         texts = compose(self.question, plan, found, writer, report)
+        note_across_languages(report, texts)
         report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)
         save_rounds(research, self.question, self.files, plan, followed,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sources.facts import Fact, SourceText, claim_facts, keywords
+from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
 
 SUPPORTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED = (
@@ -93,6 +94,8 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
         bare = MARKER.sub(" ", claim)
         facts, anchors = claim_facts(bare), keywords(_URL.sub(" ", bare))
         known = [n for n in cited if n in texts]
+        if (crossed := across_languages(bare, [texts[n].text for n in known])) is not None:  # sources/language.py
+            facts, anchors = claim_facts(crossed[0]), crossed[1]
         verdict = _verdict(facts, anchors, known, texts) if known else FABRICATED
         for n in cited:
             source = ledger.number(n)

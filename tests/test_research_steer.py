@@ -191,11 +191,22 @@ def test_estimate_covers_every_round(tmp_path: Path) -> None:
     assert cost(two.stdout) > 1.8 * cost(one.stdout)
 
 
-@pytest.mark.parametrize("language", ["German"])
-def test_language_asks_the_plan_and_the_report_in_that_language(tmp_path: Path, language: str) -> None:
-    w = world()
-    proc = run_with(w, tmp_path, "--language", language)
+GERMAN = ("## Rhein\n\nDer Rhein beförderte im Jahr 2022 187 Millionen Tonnen Fracht [1].\n\n"
+          "## Donau\n\nDie Donau ist auf 2,415 km schiffbar [2]. Die Donau war im Jahr 2021 auf 2,415 km für "
+          "die Schifffahrt gesperrt [1].\n")
+
+
+def test_language_writes_plan_and_report_in_it_and_says_which_claims_were_judged_across_languages(
+        tmp_path: Path) -> None:
+    w = world(writer=lambda prompt: GERMAN, repair=lambda prompt: GERMAN)
+    proc = run_with(w, tmp_path, "--language", "German")
     assert proc.returncode == 0, proc.stderr
-    for kind in ("plan", "write"):
-        assert f"Write your reply in {language}, whatever the language" in w.prompts[kind][0]
-    assert "Write your reply in" not in w.prompts["task"][0]
+    for kind in ("plan", "write", "repair"):
+        assert "Write your reply in German, whatever the language" in w.prompts[kind][0]
+    assert "Write your reply in" not in w.prompts["task"][0]  # the research itself reads the sources as they are
+    report = (tmp_path / "report.md").read_text()
+    assert "**3 claims: 2 supported, 1 unsupported" in report  # judged on figures and dates across languages
+    assert "im Jahr 2021 auf 2,415 km für die Schifffahrt gesperrt [1] \u26a0 unsupported." in report
+    assert "_3 claims could only be judged on names, figures and dates (written in another language than the " \
+           "source cited):_" in report
+    assert "- \\[1\\] Der Rhein beförderte im Jahr 2022 187 Millionen Tonnen Fracht." in report

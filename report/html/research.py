@@ -23,6 +23,7 @@ from report.research import (
     SOURCES_DIR,
     ResearchReport,
     SubQuestion,
+    across_languages_note,
     load_report,
     render_markdown,
     round_label,
@@ -74,7 +75,8 @@ def render_html(report: ResearchReport, texts_dir: Path | None = None) -> str:
     claims = f'<p><b>{esc(claims_line(report.citations))}</b></p>' if report.citations else ""
     body = (f"<h1>{esc(title)}</h1>{partial}<p class=\"meta\">{esc(summary_line(report))}</p>{claims}"
             f'<article class="report">{_body(report.body)}</article>{_sources(report, texts_dir)}'
-            f"{_citations(report.citations)}<h2>Research plan</h2><ol>{''.join(map(_plan_item, report.plan))}</ol>"
+            f"{_citations(report.citations)}{_across(report)}"
+            f"<h2>Research plan</h2><ol>{''.join(map(_plan_item, report.plan))}</ol>"
             + "".join(f'<p class="meta">{esc(n)}</p>' for n in report.notes))
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -129,6 +131,13 @@ def _citations(citations: list[dict[str, Any]]) -> str:
                  f"<pre>{esc(passage[:PASSAGE_CHARS])}</pre></details>") if passage else ""
         rows.append(citation_item(c, where, tail=shown))
     return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+
+
+def _across(report: ResearchReport) -> str:
+    """The claims judged on names, figures and dates only (another language than their source)."""
+    note = across_languages_note(report)
+    return (f'<p class="meta">{esc(note[0])}</p><ul>' + "".join(f"<li>{esc(x)}</li>" for x in note[1:]) + "</ul>"
+            if note else "")
 
 
 def _plan_item(s: SubQuestion) -> str:
