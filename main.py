@@ -34,9 +34,10 @@ def _report(argv: list[str]) -> int:
 
 def _serve_mcp(argv: list[str]) -> int:
     """`main.py serve-mcp`: the agent as an MCP server."""
-    from run.serve_mcp import main as serve  # start-up: only this command needs it
+    from research.mcp import DeepResearcher  # start-up: only this command needs them
+    from run.serve_mcp import main as serve
 
-    return serve(argv)
+    return serve(argv, DeepResearcher)
 
 
 def _cache(argv: list[str]) -> int:

@@ -1,9 +1,11 @@
-"""`python main.py serve-mcp [--http PORT]`: the agent as an MCP server with one `research` tool."""
+"""`python main.py serve-mcp [--http PORT]`: the agent as an MCP server with a `research` tool (one task) and,
+when main.py hands one in, `deep_research` (research/mcp.py: a checked report of several sub-questions)."""
 
 import argparse
 import dataclasses
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +55,13 @@ class Researcher:
                 "workspace": str(workspace)}
 
 
-def build_server(researcher: Researcher) -> Any:
-    """The MCP server object with its `research` tool."""
+DeepResearch = Callable[..., dict[str, Any]]  # (question, breadth, depth, notify) -> the report and its figures
+
+
+def build_server(researcher: Researcher, deep: DeepResearch | None = None) -> Any:
+    """The MCP server object with its `research` tool (and `deep_research` when given)."""
     import anyio
+    import anyio.lowlevel
     from mcp.server.mcpserver import Context, MCPServer
 
     app: Any = MCPServer("react-research-agent", log_level="WARNING",
@@ -70,15 +76,30 @@ def build_server(researcher: Researcher) -> Any:
 
         return await anyio.to_thread.run_sync(researcher.research, question, max_steps, on_step)
 
+    if deep is not None:
+        @app.tool(description="Deep research: plan sub-questions, research them side by side (breadth: at most that "
+                              "many a round; depth: rounds, each following up what the last found), and return a "
+                              "sectioned Markdown report whose every citation was checked against the text read, "
+                              "with its claims line and numbered sources. Takes minutes.")
+        async def deep_research(question: str, ctx: Context, breadth: int | None = None,
+                                depth: int | None = None) -> dict[str, Any]:
+            token = anyio.lowlevel.current_token()  # sub-questions end on the executor's threads, not anyio's
+
+            def notify(done: float, total: float | None, message: str) -> None:
+                anyio.from_thread.run(ctx.report_progress, done, total, message, token=token)
+
+            return await anyio.to_thread.run_sync(deep, question, breadth, depth, notify)
+
     return app
 
 
-def main(argv: list[str]) -> int:
-    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+def main(argv: list[str], deep: Callable[[Any], DeepResearch] | None = None) -> int:
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP); `deep` builds the
+    deep_research tool's function from the settings."""
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings({"model": args.model})
-        server = build_server(Researcher(settings))
+        server = build_server(Researcher(settings), deep(settings) if deep is not None else None)
     except (ConfigError, LLMFatalError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -54,8 +54,8 @@ def test_research_tool_answers_with_sources_cost_and_progress(tmp_path: Path) ->
 
     with LoopbackServer(_model) as server:
         listing, result = asyncio.run(session(server.url))
-    [tool] = listing.tools
-    assert tool.name == "research" and "question" in tool.input_schema["properties"]
+    tools = {t.name: t for t in listing.tools}
+    assert sorted(tools) == ["deep_research", "research"] and "question" in tools["research"].input_schema["properties"]
     assert not result.is_error
     data = result.structured_content
     if "result" in data and isinstance(data["result"], dict):
