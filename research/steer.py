@@ -20,6 +20,7 @@ from core.errors import ConfigError, LLMError, LLMFatalError, StopRequested, Tas
 from core.files import atomic_write
 from core.text import money, terminal_safe
 from providers.budget import RunBudget
+from providers.ratelimit import RateLimits
 from report.research import SubQuestion
 from research.language import with_language
 from research.plan import _CONTROL, _EMPHASIS, parse_plan, plan_prompt
@@ -80,15 +81,21 @@ def read_plan_file(path: Path) -> list[str]:
     return subs
 
 
+def make_plan(settings: Settings, question: str, file_names: list[str], breadth: int, language: str | None,
+              output: Path | None = None, limits: RateLimits | None = None) -> tuple[list[str], float | None]:
+    """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails."""
+    llm, _ = checked_models(settings, output, limits)
+    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
+    prompt = plan_prompt(question, breadth, file_names)
+    return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost
+
+
 def plan_only(settings: Settings, question: str, files: list[Path], breadth: int, output: Path,
               language: str | None) -> int:
     """`--plan-only`: one planning call, the numbered plan on stdout, written to the plan file (named on stderr);
     no research, no writer. Exit 0, or 1 when the call failed or gave no sub-question."""
-    llm, _ = checked_models(settings, output)
-    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
-    prompt = plan_prompt(question, breadth, [f.name for f in files])
     try:
-        subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth)
+        subs, cost = make_plan(settings, question, [f.name for f in files], breadth, language, output)
     except LLMFatalError:
         raise
     except (LLMError, StopRequested) as exc:
@@ -100,7 +107,7 @@ def plan_only(settings: Settings, question: str, files: list[Path], breadth: int
     path = plan_path(output)
     atomic_write(path, plan_text(question, subs))
     print("Plan:\n" + "\n".join(terminal_safe(f"{i}. {q}", one_line=True) for i, q in enumerate(subs, start=1)))
-    print(terminal_safe(f"plan written to {path} (cost {money(call.cost)}); edit it, then: main.py research "
+    print(terminal_safe(f"plan written to {path} (cost {money(cost)}); edit it, then: main.py research "
                         f"\"...\" --plan {path}"), file=sys.stderr)
     return 0
 

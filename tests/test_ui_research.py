@@ -3,6 +3,7 @@ report appears with its verdicts and opens as report.html; over HTTP and in a re
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -18,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import docx
+import pypdf
 import pytest
 
-from tests.fakes.deep_research import World
+from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.ui_app import api_call
 from tests.test_report_html_browser import CHROMIUM, launched
@@ -75,7 +78,8 @@ def test_a_research_streams_its_plan_and_sub_questions_then_the_checked_report(a
     started = call(app, "/api/research", body, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
     stream = call(app, f"/api/research/{started['research']}/events")
     events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith('data: {"')]
-    assert events[0] == {"type": "plan", "questions": [{"n": 1, "text": PLAN[0]}, {"n": 2, "text": PLAN[1]}]}
+    assert events[0] == {"type": "plan", "questions": [{"n": 1, "text": PLAN[0], "round": 1},
+                                                {"n": 2, "text": PLAN[1], "round": 1}]}
     done = [e for e in events if e["type"] == "sub" and e.get("done")]
     assert sorted((e["n"], e["state"], e["sources"]) for e in done) == [(1, "answered", 1), (2, "answered", 1)]
     assert any(e["type"] == "sub" and e["state"] == "step 1: scrape" for e in events)  # progress before the end
@@ -105,6 +109,7 @@ def test_the_page_has_a_deep_research_mode(app: App) -> None:
         tab.check("#deep")
         tab.fill("#question", QUESTION)
         tab.press("#question", "Enter")
+        tab.locator(".review .approve").click()  # the plan as the model made it
         tab.locator(".research .plan li").nth(1).wait_for()
         assert tab.locator(".research .plan li").first.inner_text().startswith(PLAN[0])
         tab.locator(".research .answer").wait_for()
@@ -117,4 +122,56 @@ def test_the_page_has_a_deep_research_mode(app: App) -> None:
         assert tab.locator(".research a", has_text="open the full report").get_attribute("href").endswith(
             "/report.html")
         assert app.world.calls.get("other") is None and tab.locator(".turn .step").count() == 0  # not a question
+        assert errors == []
+
+
+EDITED, OWN = "How much freight did the Rhine carry in 2022?", "Which ports lie on the Danube?"
+STEERED = ("## Rhine\n\nThe Rhine carried 187 million tonnes of freight in 2022 [1].\n\n"
+           "## Ports\n\nConstanța handled 75.6 million tonnes in 2022 [2].\n")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
+def test_the_plan_is_reviewed_edited_and_approved_before_research_and_the_report_downloads(app: App) -> None:
+    w = app.world
+    w.subs[EDITED] = Sub(["/rhine"], "The Rhine carried 187 million tonnes of freight in 2022 [1].")
+    w.subs[OWN] = Sub(["/ports"], "Constanța handled 75.6 million tonnes in 2022 [1].")
+    w.pages["/ports"] = page("Danube ports", "Constanța handled 75.6 million tonnes in 2022.")
+    w.writer = w.repair = lambda prompt: STEERED
+    with launched() as browser:
+        tab = browser.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.goto(app.url)
+        tab.set_default_timeout(60_000)
+        tab.check("#deep")
+        tab.fill("#question", QUESTION)
+        tab.press("#question", "Enter")
+        rows = tab.locator(".review .plan-edit .sub-text")
+        rows.nth(1).wait_for()
+        assert [rows.nth(i).input_value() for i in range(rows.count())] == PLAN  # the model's plan, to review
+        assert w.calls == {"plan": 1}  # nothing researched before it is approved
+        rows.nth(0).fill(EDITED)  # change the first
+        tab.locator(".review .plan-edit li").nth(1).locator(".remove").click()  # remove the second
+        tab.locator(".review .add").click()  # add one of the user's own
+        rows.nth(1).fill(OWN)
+        tab.locator(".review .depth").fill("2")
+        tab.locator(".review .approve").click()
+        tab.locator(".research .answer").wait_for()
+        assert tab.locator(".review").count() == 0
+        assert [tab.locator(".research .plan li").nth(i).locator("span").first.inner_text() for i in range(2)] == \
+            [EDITED, OWN]
+        assert {p.split("\n")[0] for p in w.prompts["task"]} == {EDITED, OWN}  # exactly the approved plan
+        assert w.calls["plan"] == 1 and w.calls["followup"] == 1  # depth 2: one follow-up call, which said none
+        assert "Constanța handled 75.6 million tonnes in 2022 [2]." in tab.locator(".research .answer").inner_text()
+        links = {a.inner_text(): f"http://127.0.0.1:{app.port}{a.get_attribute('href')}"
+                 for a in tab.locator(".research a.download").all()}
+        assert set(links) == {"download PDF", "download DOCX"}
+        pdf = tab.request.get(links["download PDF"])
+        assert pdf.status == 200 and pdf.body().startswith(b"%PDF")
+        assert "Constanța handled 75.6" in " ".join(pypdf.PdfReader(io.BytesIO(pdf.body())).pages[0].extract_text()
+                                                     .split())
+        word = tab.request.get(links["download DOCX"])
+        assert word.status == 200 and "attachment" in word.headers["content-disposition"]
+        text = "\n".join(p.text for p in docx.Document(io.BytesIO(word.body())).paragraphs)
+        assert "Constanța handled 75.6 million tonnes in 2022 [2]." in text and "Danube ports" in text
         assert errors == []

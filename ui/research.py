@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -26,16 +27,24 @@ from agent import Event
 from config import Settings
 from core.errors import ConfigError, LLMError, ResultsWriteError
 from providers.ratelimit import RateLimits
+from report.docx import render_docx
+from report.html.research import render_html
 from report.markdown import TaskRecord
-from report.research import ResearchReport, SubQuestion
+from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report
 from research.pipeline import Progress, Research
 from research.plan import MOST
+from research.steer import make_plan
 from run.store import RunStore
 from tasks.taskfile import Task
+from tools.web.errors import BrowserUnavailableError
+from tools.web.pdf import print_pdf
 from ui.sessions import EventFeed, event_stream
 from ui.uploads import BadUpload, save_upload
 
 MAX_QUESTION = 20_000  # characters
+MAX_PLAN, MAX_DEPTH = 30, 4  # sub-questions of an approved plan; rounds
+DOWNLOADS = {"pdf": "application/pdf",
+             "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
 KEEP_ENDED = 20  # ended researches whose events the app still holds (their reports are in the run store)
 
 
@@ -62,7 +71,10 @@ class ResearchJob(EventFeed, Progress):
         self.push({"type": "phase", "text": text})
 
     def planned(self, plan: list[SubQuestion]) -> None:
-        self.push({"type": "plan", "questions": [{"n": s.n, "text": s.text} for s in plan]})
+        self.push({"type": "plan", "questions": [{"n": s.n, "text": s.text, "round": s.round} for s in plan]})
+
+    def followed_up(self, round_: int, subs: list[SubQuestion]) -> None:
+        self.push({"type": "round", "round": round_, "questions": [{"n": s.n, "text": s.text} for s in subs]})
 
     @contextlib.contextmanager
     def researching(self, todo: list[Task]) -> Iterator[None]:
@@ -88,16 +100,17 @@ class ResearchHub:
         self._jobs: dict[str, ResearchJob] = {}
         self._lock = threading.Lock()
 
-    def start(self, question: str, files: list[Path], breadth: int, done: Callable[[], None]) -> ResearchJob:
-        """Start a research in the background; its job."""
+    def start(self, question: str, files: list[Path], breadth: int, done: Callable[[], None],
+              plan: list[str] | None = None, depth: int = 1) -> ResearchJob:
+        """Start a research in the background (with the plan the user approved, if any); its job."""
         job = ResearchJob()
         with self._lock:
             ended = [k for k, j in self._jobs.items() if not j.running]
             for k in ended[:-KEEP_ENDED]:  # a page can still read a recent one's events; older ones are let go
                 del self._jobs[k]
             self._jobs[job.key] = job
-        threading.Thread(target=self._run, args=(job, question, files, breadth, done), name="ui-research",
-                         daemon=True).start()
+        threading.Thread(target=self._run, args=(job, question, files, breadth, done, plan, depth),
+                         name="ui-research", daemon=True).start()
         return job
 
     def get(self, key: str) -> ResearchJob | None:
@@ -115,13 +128,19 @@ class ResearchHub:
         for job in jobs:
             job.wait_idle(max(0.0, deadline - time.monotonic()))
 
-    def _run(self, job: ResearchJob, question: str, files: list[Path], breadth: int, done: Callable[[], None]) -> None:
+    def plan(self, question: str, file_names: list[str], breadth: int) -> list[str]:
+        """The plan to review before research starts: one planning call (LLMError when it fails)."""
+        subs, _ = make_plan(self.settings, question, file_names, breadth, None, limits=self.limits)
+        return subs or [" ".join(question.split())]
+
+    def _run(self, job: ResearchJob, question: str, files: list[Path], breadth: int, done: Callable[[], None],
+             plan: list[str] | None, depth: int) -> None:
         research = Research(self.settings, question, self.store, files, breadth, progress=job, stop=job.stop,
-                            limits=self.limits, tracing=self.tracing)
+                            limits=self.limits, tracing=self.tracing, sub_questions=plan, depth=depth)
         try:
             report = research.run()
-            job.push({"type": "report", "report": report_json(report),
-                      "html": f"/runs/{report.run_id}/report.html"})
+            job.push({"type": "report", "report": report_json(report), "html": f"/runs/{report.run_id}/report.html",
+                      "downloads": {f: f"/api/research/report/{report.run_id}/report.{f}" for f in DOWNLOADS}})
         except (LLMError, ConfigError, ResultsWriteError, OSError) as exc:  # say why, stay up
             job.push({"type": "failed", "error": str(exc)})
         finally:
@@ -142,8 +161,9 @@ def report_json(report: ResearchReport) -> dict[str, Any]:
 def research_routes(hub: ResearchHub) -> list[BaseRoute]:
     """The routes of the Deep research mode."""
     r = _Routes(hub)
-    return [Route("/api/research", r.start, methods=["POST"]), Route("/api/research/{key}/events", r.events),
-            Route("/api/research/{key}/stop", r.stop, methods=["POST"])]
+    return [Route("/api/research", r.start, methods=["POST"]), Route("/api/research/plan", r.plan, methods=["POST"]),
+            Route("/api/research/report/{run_id}/report.{fmt}", r.download),
+            Route("/api/research/{key}/events", r.events), Route("/api/research/{key}/stop", r.stop, methods=["POST"])]
 
 
 class _Routes:
@@ -155,20 +175,45 @@ class _Routes:
         line and leaves no upload folder behind."""
         folder = Path(tempfile.mkdtemp(prefix="agent-ui-research-"))
         try:
-            async with request.form(max_files=1, max_fields=4) as form:
-                question, breadth = str(form.get("question") or "").strip(), str(form.get("breadth") or MOST)
-                if not question or len(question) > MAX_QUESTION:
-                    raise BadUpload(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
-                if not (breadth.isascii() and breadth.isdigit()) or not 1 <= int(breadth) <= 20:  # '²'.isdigit()
-                    raise BadUpload(400, "breadth: 1 to 20 sub-questions")
+            async with request.form(max_files=1, max_fields=6) as form:
+                question, breadth = _question(form), _number(form, "breadth", MOST, 20)
+                depth, plan = _number(form, "depth", 1, MAX_DEPTH), _plan(form)
                 files = await save_upload(form.get("file"), folder)
         except (BadUpload, HTTPException) as exc:
             shutil.rmtree(folder, ignore_errors=True)
             status = exc.status if isinstance(exc, BadUpload) else exc.status_code
             return _error(status if 400 <= status < 500 else 400, str(exc) if isinstance(exc, BadUpload) else
                           f"bad request: {exc.detail}")
-        job = self.hub.start(question, files, int(breadth), lambda: shutil.rmtree(folder, ignore_errors=True))
+        job = self.hub.start(question, files, breadth, lambda: shutil.rmtree(folder, ignore_errors=True), plan, depth)
         return JSONResponse({"research": job.key})
+
+    async def plan(self, request: Request) -> Response:
+        """The plan of a question, to review, edit and approve before research starts (one model call)."""
+        try:
+            async with request.form(max_files=0, max_fields=4) as form:
+                question, breadth = _question(form), _number(form, "breadth", MOST, 20)
+                names = [" ".join(str(form.get("file_name") or "").split())[:200]] if form.get("file_name") else []
+        except (BadUpload, HTTPException) as exc:
+            return _error(400, str(exc) if isinstance(exc, BadUpload) else f"bad request: {exc.detail}")
+        try:
+            subs = await anyio.to_thread.run_sync(self.hub.plan, question, names, breadth)
+        except (LLMError, ConfigError) as exc:
+            return _error(502 if isinstance(exc, LLMError) else 400, f"the planning call failed: {exc}")
+        return JSONResponse({"plan": subs})
+
+    async def download(self, request: Request) -> Response:
+        """A research run's report as PDF or DOCX, made from its report.json (by run id only)."""
+        run_id, fmt = str(request.path_params["run_id"]), str(request.path_params["fmt"])
+        run = next((r for r in self.hub.store.runs() if r.id == run_id and r.info.kind == "research"), None)
+        report = load_report(run.dir) if run is not None and fmt in DOWNLOADS else None
+        if run is None or report is None:
+            return _error(404, "no such research report")
+        try:
+            data = await anyio.to_thread.run_sync(lambda: _export(report, fmt, run.dir, self.hub.settings))
+        except (BrowserUnavailableError, RuntimeError) as exc:
+            return _error(503, f"report.{fmt} could not be made: {exc}")
+        return Response(data, media_type=DOWNLOADS[fmt],
+                        headers={"Content-Disposition": f'attachment; filename="research-{run_id}.{fmt}"'})
 
     async def events(self, request: Request) -> Response:
         """The research's events as Server-Sent Events, from the first."""
@@ -185,6 +230,35 @@ class _Routes:
             return _error(404, "no such research running")
         job.stop.set()
         return JSONResponse({"stopping": job.running})
+
+
+def _question(form: Any) -> str:
+    question = str(form.get("question") or "").strip()
+    if not question or len(question) > MAX_QUESTION:
+        raise BadUpload(400, f"ask a question of 1 to {MAX_QUESTION:,} characters")
+    return question
+
+
+def _number(form: Any, name: str, default: int, most: int) -> int:
+    value = str(form.get(name) or default)
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= most:  # '²'.isdigit()
+        raise BadUpload(400, f"{name}: 1 to {most}")
+    return int(value)
+
+
+def _plan(form: Any) -> list[str] | None:
+    """The approved plan (one sub-question a line), or None to let the research plan itself."""
+    text = str(form.get("plan") or "")
+    subs = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    if len(subs) > MAX_PLAN or any(len(q) > MAX_QUESTION // 10 for q in subs):
+        raise BadUpload(400, f"a plan of at most {MAX_PLAN} sub-questions of {MAX_QUESTION // 10:,} characters")
+    return subs or None
+
+
+def _export(report: ResearchReport, fmt: str, run_dir: Path, settings: Settings) -> bytes:
+    if fmt == "docx":
+        return render_docx(report)
+    return print_pdf(render_html(report, run_dir / SOURCES_DIR), settings.chromium)
 
 
 def _error(status: int, message: str) -> JSONResponse:

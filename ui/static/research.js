@@ -1,5 +1,7 @@
-// Deep research mode: with "Deep research" ticked, the form starts a research instead of a question; its plan and
-// each sub-question's progress stream in, then the report with its sources and each claim's verdict.
+// Deep research mode: with "Deep research" ticked, the form asks for the plan first (one model call); the user
+// edits it (change, remove, add sub-questions), sets the rounds (depth) and approves it, and only then does the
+// research start; each sub-question's progress streams in, then the report with its sources and each claim's
+// verdict, with links to report.html and downloads as PDF and DOCX.
 // Every text from the model or the web goes in with textContent, never as HTML.
 (function(){
 "use strict";
@@ -16,10 +18,11 @@ function researchEl(question){
   t.appendChild(el("ol","plan")); $("#turns").appendChild(t); return t;
 }
 
-function renderPlan(box, questions){
-  var ol=box.querySelector(".plan"); ol.textContent="";
+function renderPlan(box, questions, keep){
+  var ol=box.querySelector(".plan"); if(!keep) ol.textContent="";
   questions.forEach(function(q){
     var li=el("li","sub"); li.dataset.n=q.n; li.appendChild(el("span",null,q.text));
+    if(q.round>1) li.appendChild(el("span","meta"," (round "+q.round+", a follow-up)"));
     li.appendChild(el("span","verdict state","waiting")); ol.appendChild(li);
   });
 }
@@ -31,7 +34,7 @@ function renderSub(box, e){
   state.className="verdict state"+(e.done?(e.state.indexOf("answered")===0?" supported":" unsupported"):"");
 }
 
-function renderReport(box, r, html){
+function renderReport(box, r, html, downloads){
   var out=el("section","answer"+(r.partial||r.nothing_read?" failed":""));
   out.appendChild(el("h3",null,r.title));
   if(r.partial) out.appendChild(el("p","note","Partial report: "+r.partial));
@@ -63,7 +66,12 @@ function renderReport(box, r, html){
   }
   var more=el("p","meta",money(r.cost)+" · ");
   var a=el("a",null,"open the full report (sources, the passages each claim was judged against)"); a.href=html; a.target="_blank";
-  more.appendChild(a); out.appendChild(more);
+  more.appendChild(a);
+  Object.keys(downloads||{}).forEach(function(f){
+    more.appendChild(document.createTextNode(" · "));
+    var d=el("a","download","download "+f.toUpperCase()); d.href=downloads[f]; d.setAttribute("download",""); more.appendChild(d);
+  });
+  out.appendChild(more);
   box.appendChild(out);
 }
 
@@ -73,25 +81,63 @@ function listen(box){
   events.onmessage=function(m){
     var e=JSON.parse(m.data);
     if(e.type==="plan") renderPlan(box, e.questions);
+    else if(e.type==="round") renderPlan(box, e.questions.map(function(q){q.round=e.round; return q;}), true);
     else if(e.type==="sub") renderSub(box, e);
     else if(e.type==="phase") box.querySelector(".phase").textContent=e.text;
-    else if(e.type==="report"){ box.querySelector(".phase").textContent=""; renderReport(box, e.report, e.html); }
+    else if(e.type==="report"){ box.querySelector(".phase").textContent=""; renderReport(box, e.report, e.html, e.downloads); }
     else if(e.type==="failed"){ box.appendChild(el("p","answer failed","The research failed: "+e.error)); }
   };
   events.addEventListener("end",function(){ events.close(); events=null; key=null; running(false); status(""); });
 }
 
+function post(url, fd){
+  return fetch(url,{method:"POST",body:fd,credentials:"same-origin"}).then(function(r){
+    return r.json().then(function(j){ if(!r.ok) throw new Error(j.error||r.statusText); return j; });
+  });
+}
+
+function subRow(ol, text){
+  var li=el("li","sub-edit"); var input=el("input","sub-text"); input.type="text"; input.value=text||"";
+  input.setAttribute("aria-label","sub-question"); li.appendChild(input);
+  var rm=el("button","remove","Remove"); rm.type="button"; rm.onclick=function(){ li.remove(); };
+  li.appendChild(rm); ol.appendChild(li); return input;
+}
+
+// The plan to review: each sub-question editable or removable, more can be added, the rounds set; Approve starts it.
+function review(q, file, plan){
+  var t=el("article","turn research review"); t.appendChild(el("p","question",q));
+  t.appendChild(el("p","meta phase","Review the plan: change, remove or add sub-questions, set the rounds, then approve."));
+  var ol=el("ol","plan-edit"); plan.forEach(function(text){ subRow(ol,text); }); t.appendChild(ol);
+  var add=el("button","add","Add a sub-question"); add.type="button"; add.onclick=function(){ subRow(ol,"").focus(); };
+  var label=el("label","depth-label","Rounds (depth) "); var depth=el("input","depth"); depth.type="number";
+  depth.min="1"; depth.max="4"; depth.value="1"; label.appendChild(depth);
+  var go=el("button","approve","Approve and research"); go.type="button";
+  var cancel=el("button","cancel","Cancel"); cancel.type="button";
+  var row=el("div","row"); [add,label,go,cancel].forEach(function(x){ row.appendChild(x); }); t.appendChild(row);
+  $("#turns").appendChild(t);
+  cancel.onclick=function(){ t.remove(); status(""); };
+  go.onclick=function(){
+    var subs=Array.prototype.map.call(ol.querySelectorAll(".sub-text"),function(i){ return i.value.trim(); })
+      .filter(function(x){ return x; });
+    if(!subs.length){ status("the plan needs a sub-question"); return; }
+    var fd=new FormData(); fd.append("question",q); fd.append("plan",subs.join("\n")); fd.append("depth",depth.value||"1");
+    if(file) fd.append("file",file);
+    go.disabled=true; running(true); status("researching…");
+    post("/api/research",fd).then(function(j){
+      key=j.research; t.remove(); listen(researchEl(q));
+    }).catch(function(err){ go.disabled=false; running(false); status("error: "+err.message); });
+  };
+}
+
 function start(ev){
   if(ev.target!==$("#ask")||!$("#deep").checked) return;  // an ordinary question: app.js asks it
-  ev.preventDefault(); ev.stopImmediatePropagation(); if(key) return;
+  ev.preventDefault(); ev.stopImmediatePropagation(); if(key||$(".review")) return;
   var q=$("#question").value.trim(); if(!q) return;
-  var fd=new FormData(); fd.append("question",q);
-  var f=$("#file").files[0]; if(f) fd.append("file",f);
-  running(true); status("researching…");
-  fetch("/api/research",{method:"POST",body:fd,credentials:"same-origin"}).then(function(r){
-    return r.json().then(function(j){ if(!r.ok) throw new Error(j.error||r.statusText); return j; });
-  }).then(function(j){
-    key=j.research; var box=researchEl(q); $("#question").value=""; $("#file").value=""; listen(box);
+  var file=$("#file").files[0]||null;
+  var fd=new FormData(); fd.append("question",q); if(file) fd.append("file_name",file.name);
+  running(true); status("planning the sub-questions…");
+  post("/api/research/plan",fd).then(function(j){
+    $("#question").value=""; $("#file").value=""; running(false); status(""); review(q, file, j.plan);
   }).catch(function(err){ running(false); status("error: "+err.message); });
 }
 
