@@ -34,8 +34,8 @@ def _report(argv: list[str]) -> int:
 
 def _serve_mcp(argv: list[str]) -> int:
     """`main.py serve-mcp`: the agent as an MCP server."""
-    from research.mcp import DeepResearcher  # start-up: only this command needs them
-    from run.serve_mcp import main as serve
+    from research.mcp import DeepResearcher  # start-up: only this command needs it
+    from run.serve_mcp import main as serve  # start-up: only this command needs it
 
     return serve(argv, DeepResearcher)
 

@@ -1,6 +1,7 @@
 """`main.py research` against planted faults: does a bad citation ever reach the delivered report unmarked?
 
 Usage: python benchmarks/research.py [--cases N] [--executor ray] [--example docs/research-example.md]
+                                    [--depths 1,2]
 
 Each case is one `main.py research` run (a subprocess, as a user runs it) on a loopback site serving real
 article pages of the Zyte article-extraction set (../shared/data/article-extraction/): three pages hold the
@@ -19,6 +20,11 @@ Cases built on pages whose id starts with 0-9 were looked at while building this
 starting with a-f were not (held out: no rule of the pipeline was set looking at them; one of their reports
 was read while fixing this script's own scripted repairer). Both are printed, beside the published figures of
 other tools. A second run times N sub-questions side by side against the slowest of them.
+
+With --depth 2 (`--depths 1,2`, the default, runs both) the scripted follow-up planner asks, after round 1,
+for one more sub-question per case (the first distractor article's figures, whose page round 1 read but did
+not report on); round 2 researches it, and the same figures are printed for those runs with the rounds, the
+model calls and the cost of each round (the follow-up call counted in the round it plans).
 """
 
 from __future__ import annotations
@@ -89,6 +95,9 @@ class Case:
     def plan(self) -> list[str]:
         return [f"What figures does article {p.id[:8]} give?" for p in self.facts]
 
+    def follow_up(self) -> str:
+        return f"What figures does article {self.distractors[0].id[:8]} give?"
+
     def world(self, data: Path) -> World:
         pages = {f"/a/{p.id}": _html(data, p.id) for p in [*self.facts, *self.distractors]}
         self.first_html = str(pages[f"/a/{self.facts[0].id}"].body)
@@ -98,7 +107,15 @@ class Case:
             paths = [f"/a/{p.id}", f"/a/{self.distractors[i].id}", "/a/gone"] + ([f"/a/{self.facts[0].id}/"] if i
                                                                                   else [])
             subs[q] = Sub(paths, " ".join(cite(s, 1) for s in self.sentences[i]))
-        return World(self.question, self.plan(), subs, pages, writer=self.write, repair=self.repair)
+        extra = [s for s in self.distractors[0].sentences if self.distractors[0].text.find(s) < EARLY][:2]
+        subs[self.follow_up()] = Sub([f"/a/{self.distractors[0].id}"], " ".join(cite(s, 1) for s in extra) or
+                                     "The article gives no figures.")
+        told: list[str] = []
+
+        def follow(prompt: str) -> str:  # round 1: one follow-up; after round 2: none
+            told.append(prompt)
+            return f"1. {self.follow_up()}" if len(told) == 1 else "none"
+        return World(self.question, self.plan(), subs, pages, writer=self.write, repair=self.repair, followup=follow)
 
     def write(self, prompt: str) -> str:
         """The findings as sections, then five bad citations in a last section."""
@@ -182,7 +199,32 @@ def run_case(case: Case, data: Path, tmp: Path, extra: list[str]) -> dict[str, A
         raise RuntimeError(f"{case.name}: exit {proc.returncode}: {proc.stderr[-2000:]}")
     run = max((tmp / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
     return {"report": json.loads((run / "report.json").read_text(encoding="utf-8")), "run": run,
-            "calls": dict(world.calls), "markdown": tmp / f"{case.name}.md"}
+            "calls": dict(world.calls), "markdown": tmp / f"{case.name}.md", "rounds": per_round(run)}
+
+
+def per_round(run: Path) -> dict[int, dict[str, float]]:
+    """Round -> sub-questions, model calls and cost (the planning or follow-up call that planned it included)."""
+    report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    records = {}
+    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "id" in record:
+            records[record["id"]] = record
+    out: dict[int, dict[str, float]] = {}
+    for sub in report["plan"]:
+        r = out.setdefault(int(sub.get("round", 1)), {"subs": 0, "calls": 0, "cost": 0.0})
+        record = records.get(sub["task_id"], {})
+        r["subs"] += 1
+        r["calls"] += int(record.get("llm_calls") or record.get("steps") or 0)
+        r["cost"] += float(record.get("cost") or 0.0)
+    planning = {"plan": 1, "followup": 2}
+    for line in (run / "traces" / "writer.jsonl").read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        round_ = planning.get(str(event.get("purpose")), 0) if event.get("kind") == "llm_call" else 0
+        if round_ in out:
+            out[round_]["calls"] += 1
+            out[round_]["cost"] += float(event.get("cost") or 0.0)
+    return out
 
 
 def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
@@ -214,7 +256,7 @@ def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
     return {"unmarked_bad": unmarked_bad, "planted": planted, "supported": sum(c["verdict"] == SUPPORTED for c in
                                                                                checked),
             "checked": len(checked), "facts": (present, len(facts)), "sources_ok": sources_ok(case, report),
-            "partial": report.get("partial")}
+            "partial": report.get("partial"), "rounds": out["rounds"]}
 
 
 def sources_ok(case: Case, report: dict[str, Any]) -> bool:
@@ -304,31 +346,55 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--example", type=Path, help="copy the first stubborn held-out case's report.md here")
     p.add_argument("--keep", type=Path, metavar="DIR", help="keep the runs and reports in DIR (default: removed)")
     p.add_argument("--wall-only", action="store_true", help="only the timing run (e.g. with --executor ray)")
+    p.add_argument("--depths", default="1,2", help="run the cases at each of these --depth values (default 1,2)")
     args = p.parse_args(argv)
-    extra = ["--executor", args.executor]
+    depths = [int(d) for d in args.depths.split(",") if d.strip()]
     pages = load_pages(args.data, 2)
     halves = {"tuning": [q for q in pages if q.id[0] in "0123456789"],
               "held out": [q for q in pages if q.id[0] not in "0123456789"]}
-    results: dict[str, list[dict[str, Any]]] = {}
+    results: dict[int, dict[str, list[dict[str, Any]]]] = {}
     with tempfile.TemporaryDirectory(prefix="research-bench-") as tmp_name:
         tmp = args.keep or Path(tmp_name)
         tmp.mkdir(parents=True, exist_ok=True)
-        for role, group in halves.items():
-            results[role] = []
-            for case in ([] if args.wall_only else cases(group, role, args.cases, args.seed)):
-                out = run_case(case, args.data, tmp, extra)
-                results[role].append(score(case, out))
-                print(f"{case.name}: {results[role][-1]['planted']}", file=sys.stderr)
-                if args.example and role == "held out" and case.stubborn and not args.example.exists():
-                    args.example.write_text(out["markdown"].read_text(encoding="utf-8"), encoding="utf-8")
-        wall = wall_time(args.data, halves["tuning"], tmp, extra)
+        for depth in [] if args.wall_only else depths:
+            extra = ["--executor", args.executor, "--depth", str(depth)]
+            results[depth] = {}
+            for role, group in halves.items():
+                results[depth][role] = []
+                for case in cases(group, role, args.cases, args.seed):
+                    case.name = f"{case.name}-depth{depth}"
+                    out = run_case(case, args.data, tmp, extra)
+                    results[depth][role].append(score(case, out))
+                    print(f"{case.name}: {results[depth][role][-1]['planted']}", file=sys.stderr)
+                    if args.example and depth == 1 and role == "held out" and case.stubborn and \
+                            not args.example.exists():
+                        args.example.write_text(out["markdown"].read_text(encoding="utf-8"), encoding="utf-8")
+        wall = wall_time(args.data, halves["tuning"], tmp, ["--executor", args.executor])
     print(f"{len(pages)} pages; executor {args.executor}; model scripted on loopback ({MODEL} prices)")
     if args.wall_only:
         print(f"wall time of 4 sub-questions / the slowest one: {wall[0] / wall[1]:.2f}x ({wall[0]:.1f} s / "
               f"{wall[1]:.1f} s; one after another: {wall[2]:.1f} s)")
-    else:
-        table(results, wall, 4)
+    for depth, by_role in results.items():
+        print(f"\n--depth {depth}:")
+        table(by_role, wall, 4)
+        print(rounds_line(by_role))
     return 0
+
+
+def rounds_line(by_role: dict[str, list[dict[str, Any]]]) -> str:
+    """Rounds, and per round: sub-questions, model calls and cost, summed over every case."""
+    runs = [x["rounds"] for r in by_role.values() for x in r]
+    totals: dict[int, dict[str, float]] = {}
+    for rounds in runs:
+        for n, figures in rounds.items():
+            t = totals.setdefault(int(n), {"subs": 0, "calls": 0, "cost": 0.0})
+            for k in t:
+                t[k] += figures[k]
+    mean = sum(len(r) for r in runs) / max(1, len(runs))
+    parts = [f"round {n}: {int(t['subs'])} sub-questions, {int(t['calls'])} model calls, ${t['cost']:.6f}"
+             for n, t in sorted(totals.items())]
+    return f"rounds per report: {mean:.1f} over {len(runs)} reports; " + "; ".join(parts) + \
+        " (planning calls in their round; writer calls not counted)"
 
 
 if __name__ == "__main__":
