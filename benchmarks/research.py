@@ -394,7 +394,7 @@ def rounds_line(by_role: dict[str, list[dict[str, Any]]]) -> str:
     parts = [f"round {n}: {int(t['subs'])} sub-questions, {int(t['calls'])} model calls, ${t['cost']:.6f}"
              for n, t in sorted(totals.items())]
     return f"rounds per report: {mean:.1f} over {len(runs)} reports; " + "; ".join(parts) + \
-        " (planning calls in their round; writer calls not counted)"
+        " (the planning call in round 1, every follow-up call in round 2; the writer not counted)"
 
 
 if __name__ == "__main__":

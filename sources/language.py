@@ -5,7 +5,7 @@ such a claim is judged on what survives translation, its names, figures and date
 differs from every cited source's, it gives the claim with the scale words of its figures in English (187
 Millionen -> 187 million) and, as the words a common figure must stand near, only the claim's names that its
 sources also write; else None and the claim is checked as any other. The language is guessed from the script,
-and for Latin script from the commonest words of seven languages; too little text to tell is no guess.
+and for Latin script from the commonest words and letters of seven languages; too little text to tell is no guess.
 """
 
 from __future__ import annotations
@@ -21,14 +21,16 @@ from sources.facts import fold, keywords
 SAMPLE = 20_000  # characters of a source its language is guessed from
 _STOPWORDS = {
     "en": "the and of to in is was for that with are on by it as from were has have this",
-    "de": "der die das und ist nicht mit von den dem im zu auf ein eine wurde wurden für sich des als auch",
-    "fr": "le la les et est des du une un dans pour que qui sur pas au aux été par sont il elle",
+    "de": "der die das und ist nicht mit von den dem im am zu auf ein eine wurde wurden für sich des als auch rund "
+          "er sie bis nach",
+    "fr": "le la les et est de des du une un dans en pour que qui sur pas au aux été par sont il elle",
     "es": "el la los las y es del en que por una un con para se fue son al su",
     "it": "il la lo gli le e è di del della che per una un con non sono nel alla",
     "pt": "o a os as e é do da dos das em que para com uma um não foi no na",
     "nl": "de het een en is van dat op te in voor met zijn niet werd ook",
 }
 _WORDS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
+_LETTERS = {"de": "äöüß", "fr": "éèêàçùœ", "es": "ñáíóú¿¡", "it": "àèìòù", "pt": "ãõçáéêó", "nl": "ĳ"}
 _SCRIPTS = {"CYRILLIC": "ru", "GREEK": "el", "ARABIC": "ar", "HEBREW": "he", "CJK": "zh", "HIRAGANA": "ja",
             "KATAKANA": "ja", "HANGUL": "ko", "DEVANAGARI": "hi", "THAI": "th"}
 _SCALES = [  # a figure's scale word in other languages, as the fact reader knows it
@@ -57,7 +59,9 @@ def language_of(text: str) -> str | None:
     if script != "LATIN":
         return _SCRIPTS.get(script)
     words = Counter(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
-    scores = sorted(((sum(words[w] for w in stop), lang) for lang, stop in _WORDS.items()), reverse=True)
+    letters = Counter(text.casefold())
+    scores = sorted(((sum(words[w] for w in stop) + 2 * sum(letters[c] for c in _LETTERS.get(lang, "")), lang)
+                     for lang, stop in _WORDS.items()), reverse=True)
     (best, lang), (second, _) = scores[0], scores[1]
     return lang if best >= 2 and best > second else None
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import docx
 import pypdf
-import pytest
 
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.loopback import LoopbackServer
