@@ -6,6 +6,7 @@ list over all of them (pool.py), the writer and its cut-off replies (write.py), 
 against the stored text of the source it cites with one repair round and marks on what still fails
 (repair.py), the research run in the run store (store.py), the whole run and its rounds (pipeline.py), the
 plan as a file and the follow-up rounds (steer.py), --language (language.py), report.pdf and report.docx
-(export.py), serve-mcp's deep_research (mcp.py), its cost estimate (estimate.py) and the command (cli.py). The report's data and files are report/research.py's.
+(export.py), serve-mcp's deep_research (mcp.py), its cost estimate (estimate.py) and the command (cli.py).
+The report's data and files are report/research.py's.
 May import every layer below it (run/ and down); only ui/ and main.py import it.
 """

@@ -27,6 +27,11 @@ def plan_prompt(question: str, breadth: int, files: list[str], docs: bool = Fals
     return PROMPT.format(span=span, where=where, files=attached, question=question.strip())
 
 
+def item_text(raw: str) -> str:
+    """A sub-question as written in a list item: emphasis and control characters out, spaces collapsed."""
+    return " ".join(_CONTROL.sub(" ", _EMPHASIS.sub("", raw.strip())).split())
+
+
 def parse_plan(reply: str, breadth: int) -> list[str]:
     """The sub-questions of the reply's numbered (or bulleted) list, at most `breadth`, each once."""
     found: list[str] = []
@@ -34,7 +39,7 @@ def parse_plan(reply: str, breadth: int) -> list[str]:
         m = _ITEM.match(line)
         if not m:
             continue
-        text = " ".join(_CONTROL.sub(" ", _EMPHASIS.sub("", m.group(1))).split())
+        text = item_text(m.group(1))
         if len(text) > 3 and text.lower() not in (f.lower() for f in found):
             found.append(text)
     return found[:breadth]

@@ -22,8 +22,7 @@ from core.text import money, terminal_safe
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.research import SubQuestion
-from research.language import with_language
-from research.plan import _CONTROL, _EMPHASIS, parse_plan, plan_prompt
+from research.plan import item_text, parse_plan, plan_prompt
 from research.pool import Found, rewrite_markers
 from research.write import Caller
 from run.execute import checked_models
@@ -71,7 +70,7 @@ def read_plan_file(path: Path) -> list[str]:
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        q = " ".join(_CONTROL.sub(" ", _EMPHASIS.sub("", _NUMBERED.sub("", line).strip())).split())
+        q = item_text(_NUMBERED.sub("", line))
         if q:
             subs.append(q)
     if not subs:
@@ -146,5 +145,3 @@ def followup(call: Caller, question: str, done: Sequence[tuple[SubQuestion, Foun
         return []
     return parse_followups(reply.text, breadth, [s.text for s, _ in done])
 
-
-__all__ = ["check_depth", "followup", "plan_only", "plan_path", "read_plan_file", "with_language"]
