@@ -35,7 +35,9 @@ from sources.check import claims_line
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 EXTRA_CSS = """.report h4{font-size:1.15rem;margin:1.4rem 0 .5rem}.mark{color:var(--bad);font-weight:600}
 sup.cite a{text-decoration:none}.partial{border-left:4px solid var(--warn);background:#fff8e1;padding:.5rem .8rem}
-li.citation{margin:.3rem 0}details.passage pre{max-height:16rem}"""
+li.citation{margin:.3rem 0}details.passage pre{max-height:16rem}
+main a,main .meta,main code,main td,main li{overflow-wrap:anywhere}div.table{overflow-x:auto}
+@media print{main{max-width:none}details.passage{display:none}a{color:inherit}}"""
 _MARK = re.compile(re.escape(esc(MARK)) + r"(?: \([a-z ]+\))?")
 _CITE = re.compile(r"\[(\d{1,3}(?:, \d{1,3})*)\]")
 PASSAGE_CHARS = 1500
