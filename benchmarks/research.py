@@ -185,7 +185,24 @@ def _html(data: Path, page_id: str) -> Response:
 
 
 def run_case(case: Case, data: Path, tmp: Path, extra: list[str]) -> dict[str, Any]:
-    """Run `main.py research` on the case's site; its report.json, run directory and the world's counts."""
+    """Run `main.py research` on the case's site; its report.json, run directory and the world's counts. A run
+    killed by a signal (a native crash) is said on stderr and run once more."""
+    for attempt in (1, 2):
+        try:
+            return _run_case(case, data, tmp, extra)
+        except _Crashed as exc:
+            print(f"{case.name}: attempt {attempt} crashed ({exc}); {'again' if attempt == 1 else 'giving up'}",
+                  file=sys.stderr)
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+class _Crashed(RuntimeError):
+    """main.py was killed by a signal."""
+
+
+def _run_case(case: Case, data: Path, tmp: Path, extra: list[str]) -> dict[str, Any]:
     world = case.world(data)
     with LoopbackServer(world) as server:
         case.base = world.base = server.url
@@ -195,6 +212,8 @@ def run_case(case: Case, data: Path, tmp: Path, extra: list[str]) -> dict[str, A
                                str(tmp / f"{case.name}.md"), "--model", MODEL, "--base-url", server.url + "/v1",
                                "--runs-dir", str(tmp / "runs"), "-q", *extra],
                               cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode < 0:
+        raise _Crashed(f"signal {-proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}")
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{case.name}: exit {proc.returncode}: {proc.stderr[-2000:]}")
     run = max((tmp / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
