@@ -236,7 +236,7 @@ def per_round(run: Path) -> dict[int, dict[str, float]]:
         r["subs"] += 1
         r["calls"] += int(record.get("llm_calls") or record.get("steps") or 0)
         r["cost"] += float(record.get("cost") or 0.0)
-    planning = {"plan": 1, "followup": 2}
+    planning = {"plan": 1, "followup": 2}  # at --depth 2 the one follow-up call plans round 2
     for line in (run / "traces" / "writer.jsonl").read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
         round_ = planning.get(str(event.get("purpose")), 0) if event.get("kind") == "llm_call" else 0
@@ -413,7 +413,7 @@ def rounds_line(by_role: dict[str, list[dict[str, Any]]]) -> str:
     parts = [f"round {n}: {int(t['subs'])} sub-questions, {int(t['calls'])} model calls, ${t['cost']:.6f}"
              for n, t in sorted(totals.items())]
     return f"rounds per report: {mean:.1f} over {len(runs)} reports; " + "; ".join(parts) + \
-        " (the planning call in round 1, every follow-up call in round 2; the writer not counted)"
+        " (the planning call in round 1, a follow-up call in the round it planned; the writer not counted)"
 
 
 if __name__ == "__main__":
