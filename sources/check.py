@@ -97,6 +97,9 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
         if (crossed := across_languages(bare, [texts[n].text for n in known])) is not None:  # sources/language.py
             facts, anchors = claim_facts(crossed[0]), crossed[1]
         verdict = _verdict(facts, anchors, known, texts) if known else FABRICATED
+        if crossed is not None and verdict == UNSUPPORTED:  # a page in the claim's own language may hold it as written
+            again = _verdict(claim_facts(bare), keywords(_URL.sub(" ", bare)), known, texts)
+            verdict = again if again in (SUPPORTED, WRONG_SOURCE) else verdict
         for n in cited:
             source = ledger.number(n)
             out.append(Citation(n, source.url if source else None, claim, verdict if n in texts else FABRICATED))
