@@ -78,17 +78,18 @@ def build_server(researcher: Researcher, deep: DeepResearch | None = None) -> An
 
     if deep is not None:
         @app.tool(description="Deep research: plan sub-questions, research them side by side (breadth: at most that "
-                              "many a round; depth: rounds, each following up what the last found), and return a "
+                              "many a round; depth: rounds, each following up what the last found; docs: "
+                              "folders of the user's own documents to search too), and return a "
                               "sectioned Markdown report whose every citation was checked against the text read, "
                               "with its claims line and numbered sources. Takes minutes.")
         async def deep_research(question: str, ctx: Context, breadth: int | None = None,
-                                depth: int | None = None) -> dict[str, Any]:
+                                depth: int | None = None, docs: list[str] | None = None) -> dict[str, Any]:
             token = anyio.lowlevel.current_token()  # sub-questions end on the executor's threads, not anyio's
 
             def notify(done: float, total: float | None, message: str) -> None:
                 anyio.from_thread.run(ctx.report_progress, done, total, message, token=token)
 
-            return await anyio.to_thread.run_sync(deep, question, breadth, depth, notify)
+            return await anyio.to_thread.run_sync(deep, question, breadth, depth, notify, docs)
 
     return app
 

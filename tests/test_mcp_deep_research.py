@@ -35,16 +35,19 @@ def test_deep_research_returns_the_checked_report_with_progress_per_sub_question
                                        cwd=str(tmp_path))
         async with Client(params) as client:
             listing = await client.list_tools()
-            result = await client.call_tool("deep_research", {"question": QUESTION, "breadth": 2, "depth": 1},
-                                            progress_callback=on_progress)
+            result = await client.call_tool("deep_research", {"question": QUESTION, "breadth": 2, "depth": 1,
+                                                              "docs": [str(docs)]}, progress_callback=on_progress)
             return listing, result
 
+    docs = tmp_path / "my-docs"  # the user's own documents (as --docs): the plan is told to search them too
+    docs.mkdir()
+    (docs / "notes.txt").write_text("Our barges carried 41,200 tonnes on the Rhine in 2024.\n")
     w = world()
     with LoopbackServer(w) as server:
         w.base = server.url
         listing, result = asyncio.run(session(server.url))
     schema = {t.name: t for t in listing.tools}["deep_research"].input_schema["properties"]
-    assert {"question", "breadth", "depth"} <= set(schema)
+    assert {"question", "breadth", "depth", "docs"} <= set(schema)
     assert not result.is_error, result
     data = result.structured_content
     if "result" in data and isinstance(data["result"], dict):
@@ -54,7 +57,8 @@ def test_deep_research_returns_the_checked_report_with_progress_per_sub_question
     assert "**2 claims: 2 supported, 0 unsupported, 0 wrong source, 0 fabricated, 0 not read**" in report
     assert "## Sources" in report and "1. [Rhine freight]" in report and data["partial"] is None
     assert [s["title"] for s in data["sources"]] == ["Rhine freight", "Danube waterway"]
-    assert "plan" in w.calls and w.calls["write"] == 1
+    assert w.calls["plan"] == 1 and w.calls["write"] == 1
+    assert "the user's own documents (searched with search_docs)" in w.prompts["plan"][0]
     messages = [m for _, _, m in progress]
     assert messages[0] == "plan: 2 sub-questions"
     ended = sorted(m for m in messages if m and m.startswith("sub-question"))
