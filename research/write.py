@@ -18,6 +18,7 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, StopRequested
+from prompt.repair import echo_of
 from providers.budget import RunBudget, last_call
 from run.batch import TraceWriter
 from sources.check import MARKER
@@ -118,7 +119,9 @@ def refusal(text: str, had_citations: bool = True) -> str | None:
     """Why a writer's or repair's reply cannot stand as the report: an agent step, no `## ` sections and no [n]
     citations, or no citation where what it was given had some; with how it began. None when it can."""
     sections, cited = _SECTION.search(text) is not None, MARKER.search(text) is not None
-    if _AGENT_STEP.search(text):
+    if echo_of(text, ""):
+        why = f"it carries chat-template tokens ({echo_of(text, '')}): a base model or a wrong chat template"
+    elif _AGENT_STEP.search(text):
         why = "it is an agent step (Action / Final Answer), not a report"
     elif not sections and not cited:
         why = "it has no sections and no [n] citations"

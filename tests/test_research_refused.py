@@ -15,7 +15,8 @@ from tests.test_research import BAD, FINDINGS, GOOD, PLAN, QUESTION, run_with, w
 TOOL_CALL = 'Thought: I should search\nAction: search\nAction Input: {"query": "Rhine freight"}'
 
 
-@pytest.mark.parametrize("reply", ["Final Answer: 42", TOOL_CALL, "42", "## Findings\n\nNothing to say."])
+@pytest.mark.parametrize("reply", ["Final Answer: 42", TOOL_CALL, "42", "## Findings\n\nNothing to say.",
+                                   "## Rhine\n\n[INST] The Rhine carried 187 million tonnes of freight in 2022 [1]."])
 def test_a_writer_reply_that_is_no_report_is_refused_and_the_findings_are_delivered(tmp_path: Path,
                                                                                     reply: str) -> None:
     w = world(writer=lambda prompt: reply)
