@@ -14,6 +14,7 @@ from cache.model import build_models, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from core.text import terminal_safe
+from providers.pricing import priced
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES, total_cost
@@ -134,7 +135,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
         if tracing is not None:
             tracing.start_run(p.spec, len(todo))
             stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
-        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet, cap=p.cap) as console:
+        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet, cap=p.cap,
+                             priced=priced(p.spec, p.settings.prices_file)) as console:
             notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
             for notice in notices + ([] if args.quiet else unbounded_note(len(todo), p.settings, p.spec)):
                 console.line(notice)
