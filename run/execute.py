@@ -174,9 +174,12 @@ def run_meta(p: Prepared) -> dict[str, Any]:
 def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
                todo: list[Task], tracing: Any = None) -> LLMFatalError | None:
     """Run the batch; the fatal error that stopped it (named on stderr at once), or None."""
-    def render_stopped() -> None:  # a second Ctrl-C: the report shows every saved record and says it stopped
-        store.meta.update(ending(stopper.signum, None, None, getattr(args, "argv", None)).meta())
+    def render_stopped() -> None:  # a second Ctrl-C: the reports show every saved record and say it stopped
+        end = ending(stopper.signum, None, None, getattr(args, "argv", None)).meta()
+        store.meta.update(end)
         store.render()
+        html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {**run_meta(p), **end})
+        keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), stopped=True)
 
     def on_record(record: Any) -> None:
         record.model = p.spec
