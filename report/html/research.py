@@ -25,6 +25,7 @@ from report.research import (
     SubQuestion,
     load_report,
     render_markdown,
+    stored_texts,
     summary_line,
 )
 from report.sources import is_web
@@ -103,8 +104,9 @@ def _sources(report: ResearchReport, texts_dir: Path | None) -> str:
         html += '<p class="meta">Could not be read (never cited):</p><ul>' + "".join(
             f'<li class="bad">{_link(s)} — {esc(s.get("error") or "failed")}</li>' for s in report.not_read) + "</ul>"
     if texts_dir is not None and report.sources:
-        html += (f'<p class="meta">The text each source gave when it was read is kept in <code>{esc(texts_dir)}'
-                 "</code> (<code>N.txt</code> for source N): each claim below was judged against it.</p>")
+        html += ('<p class="meta">The text each source gave when it was read is kept in the run store as '
+                 f"<code>{esc(stored_texts(texts_dir))}</code> (<code>N.txt</code> for source N): each claim below "
+                 "was judged against it.</p>")
     return html
 
 
