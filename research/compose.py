@@ -24,7 +24,9 @@ PASSAGE_CHARS = 1500
 NOTHING_READ = ("Nothing could be read for this question: no page, document or file that the research tried "
                 "could be read (each attempt and why it failed is listed under Sources), so there is no report "
                 "to give and no citation was made up.")
-
+NOTHING_TRIED = ("Nothing was read for this question: the research tried no page, document or file (the research "
+                 "plan below says how each sub-question went), so there is no report to give and no citation was "
+                 "made up.")
 NO_FINDINGS = ("No sub-question's research got to an answer (each one's reason is in the research plan below), "
                "so there is nothing to report; the sources that were read are listed.")
 
@@ -47,7 +49,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     ledger = pool(found)
     report.not_read = [{"url": s.url, "title": s.title, "error": s.error} for s in ledger.sources if not s.read]
     if not ledger.sourced:
-        report.nothing_read, report.body = True, NOTHING_READ
+        report.nothing_read, report.body = True, NOTHING_READ if ledger.sources else NOTHING_TRIED
         return {}
     findings = [(sub.text, remap_finding(f, ledger)) for sub, f in zip(plan, found, strict=True) if f.answer]
     if not findings:  # pages were read but no sub-question got to an answer: no writer to make one up from titles

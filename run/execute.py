@@ -163,7 +163,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
                                       report_paths(output, html) if output else [], end),
                        f"run {p.run.id} kept in {p.run.dir} (python main.py runs lists every run)"]:
             console.line(notice)
-    return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end)
+    # The summary printed the resume command already; with -q only the last line names it.
+    return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end if args.quiet else None)
 
 
 def run_meta(p: Prepared) -> dict[str, Any]:
