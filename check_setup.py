@@ -344,8 +344,9 @@ def check_browser(settings: Any) -> Check:
     local = dataclasses.replace(settings, scrape_allow_private=True, ignore_robots=True)
     try:
         page = WebSession(local, shared=False).browser.render(f"http://127.0.0.1:{server.server_address[1]}/", 30)
-    except FetchError as exc:
-        return Check("browser", WARN, f"script-built pages are read without JavaScript: {exc}",
+    except FetchError as exc:  # its message may end with the install hint: said once, as the fix
+        why = str(exc).replace(f": {INSTALL_HINT}", "").replace(INSTALL_HINT, "").rstrip(": ")
+        return Check("browser", WARN, f"script-built pages are read without JavaScript: {why}",
                      f"to render them: {INSTALL_HINT}")
     finally:
         server.shutdown()

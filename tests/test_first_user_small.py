@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.cli import clean_env, run_main
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
@@ -71,3 +73,16 @@ def test_research_that_read_nothing_and_tried_nothing_says_so(tmp_path: Path) ->
     assert "Nothing was read for this question: the research tried no page, document or file" in report
     assert "each attempt" not in report
     assert " · 1 sub-question (1 answered) · " in report
+
+
+def test_check_setup_names_the_browser_install_fix_once(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import check_setup
+    from tools.web import browser, browser_launch
+    missing = f"Playwright is not installed: {browser_launch.INSTALL_HINT}"
+    monkeypatch.setattr(browser, "playwright_missing", lambda: missing)
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    check_setup.main(["--no-search"])
+    out = capsys.readouterr().out
+    assert "script-built pages are read without JavaScript: Playwright is not installed" in out
+    assert out.count("requirements-browser.txt") == 1, out
