@@ -36,7 +36,9 @@ from prompt.protocol import (
     Action,
     FinalAnswer,
     ParseError,
+    check_echo,
     cut_at_observation,
+    echo_failure,
     fitted_system_prompt,
     parse_completion,
 )
@@ -122,7 +124,7 @@ class _Run:
         self.memory.notes = self.notes
         self.system = self.fitted_system()
         self.tool_steps = self.format_errors = 0
-        self.asked_for_format = False
+        self.asked_for_format = self.echoed = False
 
     def fitted_system(self) -> str:
         """The system prompt: compact when the full one would take too much of the memory's budget."""
@@ -146,11 +148,13 @@ class _Run:
         step = Step(len(self.result.steps) + 1)
         self.agent._emit(Event("step_start", step.number))
         started = self.agent.clock()
-        step.completion = cut_at_observation(self.call_fitted().text)
+        text = self.call_fitted().text
+        step.completion = cut_at_observation(text)
         try:
+            check_echo(text, self.system, self.task)  # the prompt written back is never an answer
             parsed = parse_completion(step.completion)
         except ParseError as exc:
-            return self.format_error(step, exc.message, no_labels=exc.no_labels)
+            return self.format_error(step, exc.message, no_labels=exc.no_labels, echo=exc.echo)
         step.thought = parsed.thought
         if isinstance(parsed, FinalAnswer):
             self.result.steps.append(step)
@@ -195,7 +199,12 @@ class _Run:
         step.duration = self.agent.clock() - started
         self.result.steps.append(step)
 
-    def format_error(self, step: Step, message: str, no_labels: bool = False) -> None:
+    def format_error(self, step: Step, message: str, no_labels: bool = False, echo: str = "") -> None:
+        if echo and self.echoed:  # asked once for the format already: a base model or a wrong chat template
+            self.result.steps.append(step)
+            self.result.status, self.result.error = ERROR, echo_failure(echo)
+            return
+        self.echoed = self.echoed or bool(echo)
         if no_labels and self.asked_for_format:
             self.result.steps.append(step)
             return self.finish(step.completion.strip(), UNFORMATTED)
@@ -226,6 +235,7 @@ class _Run:
             self.result.error = str(exc)
             return
         try:
+            check_echo(text, self.system, self.task)
             parsed = parse_completion(text)
             answer = parsed.answer if isinstance(parsed, FinalAnswer) else None
         except ParseError as exc:

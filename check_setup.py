@@ -23,6 +23,7 @@ from llm import LLMInterface, build_llm, context_window, local_context_window
 from main import apply_base_url
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import fitted_system_prompt, render_system_prompt
+from prompt.window import refit_budget
 from providers.common import SILENT_MODEL
 from providers.context_window import dropped_prompt_warning, is_local
 from providers.registry import endpoint_of
@@ -165,8 +166,8 @@ def prompt_row(settings: Any, llm: Any, live: bool) -> Check:
     system = fitted_system_prompt(tools, settings.answer_style, budget, TokenEstimator().text_tokens)
     compact = system == render_system_prompt(tools, settings.answer_style, compact=True)
     window = local_context_window(llm.model, settings) or context_window(llm.model, settings=settings)
-    detail = (f"{len(system):,} characters{' (compact)' if compact else ''} for {len(tools)} tools; prompt budget "
-              f"{budget:,} tokens; window {f'{window:,} tokens' if window else 'not reported'}")
+    detail = (f"{len(system):,} characters{full_needs(settings, tools) if compact else ''} for {len(tools)} tools; "
+              f"prompt budget {budget:,} tokens; window {f'{window:,} tokens' if window else 'not reported'}")
     provider, model = split_spec(llm.model)
     if not live or not is_local(provider, model, settings):
         return Check("prompt", OK, detail)
@@ -175,7 +176,7 @@ def prompt_row(settings: Any, llm: Any, live: bool) -> Check:
         with cancellation.scope(max(PROBE_DEADLINE, settings.request_timeout)):
             counted = llm.complete(sent, max_tokens=16).prompt_tokens
     except ContextWindowError as exc:
-        return Check("prompt", FAIL, str(exc), "see docs/troubleshooting.md (a context smaller than the prompt)")
+        return refitted_row(settings, llm, tools, system, exc)
     except EmptyCompletionError as exc:  # the prompt fitted; the empty reply is the model check's to report
         counted = exc.billed[0].prompt_tokens if exc.billed else 0
     except (LLMError, cancellation.TaskDeadlineExceeded) as exc:
@@ -188,6 +189,47 @@ def prompt_row(settings: Any, llm: Any, live: bool) -> Check:
         return Check("prompt", WARN, fits, "tell the agent the server's window: --context-window N "
                      "(AGENT_CONTEXT_WINDOW; llama-cpp-python: its --n_ctx)")
     return Check("prompt", OK, fits)
+
+
+def full_needs(settings: Any, tools: ToolRegistry) -> str:
+    """` (compact: the full prompt, N tokens, needs a window of about M)` for a row showing the compact prompt."""
+    full = TokenEstimator().text_tokens(render_system_prompt(tools, settings.answer_style))
+    return f" (compact: the full prompt, about {full:,} tokens, needs a window of about {_need(full, settings):,})"
+
+
+def _need(full_tokens: int, settings: Any) -> int:
+    """The window from which the full prompt is used: it may take at most half the prompt budget, after the reply."""
+    return 2 * full_tokens + settings.max_tokens
+
+
+def refitted_row(settings: Any, llm: Any, tools: ToolRegistry, system: str, exc: ContextWindowError) -> Check:
+    """The server refused the prompt over the window it named: a run refits to that window (the compact prompt,
+    agent.py's call_fitted), so this check does too and says which prompt fits and what the full one needs."""
+    too_small = Check("prompt", FAIL, str(exc), "see docs/troubleshooting.md (a context smaller than the prompt)")
+    if not exc.window:
+        return too_small
+    smaller = fitted_system_prompt(tools, settings.answer_style, refit_budget(exc.window, settings.max_tokens),
+                                   TokenEstimator().text_tokens)
+    if smaller == system:
+        return too_small
+    sent = [{"role": "system", "content": smaller}, {"role": "user", "content": "Reply with the single word: ok"}]
+    try:
+        with cancellation.scope(max(PROBE_DEADLINE, settings.request_timeout)):
+            counted = llm.complete(sent, max_tokens=16).prompt_tokens
+    except ContextWindowError as again:
+        return Check("prompt", FAIL, str(again), too_small.fix)
+    except EmptyCompletionError as empty:
+        counted = empty.billed[0].prompt_tokens if empty.billed else 0
+    except (LLMError, cancellation.TaskDeadlineExceeded) as failed:
+        return Check("prompt", WARN, f"the full prompt does not fit; the compact one was not sent: "
+                                     f"{str(failed).splitlines()[0]}")
+    full = exc.prompt_tokens or TokenEstimator().text_tokens(system)
+    need = _need(full, settings)
+    return Check("prompt", WARN, f"the full prompt ({len(system):,} characters, about {full:,} tokens) does not "
+                 f"fit the server's {exc.window:,}-token window; runs use the compact one ({len(smaller):,} "
+                 f"characters, {counted:,} tokens counted), which fits",
+                 f"for the full prompt start the server with a window of about {need:,} tokens or more "
+                 "(llama-cpp-python: --n_ctx; llama-server: -c)")
 
 
 # Thinking models spend part of max_tokens thinking before any visible text (gemini-2.5-pro answers
@@ -326,8 +368,9 @@ def check_browser(settings: Any) -> Check:
     local = dataclasses.replace(settings, scrape_allow_private=True, ignore_robots=True)
     try:
         page = WebSession(local, shared=False).browser.render(f"http://127.0.0.1:{server.server_address[1]}/", 30)
-    except FetchError as exc:
-        return Check("browser", WARN, f"script-built pages are read without JavaScript: {exc}",
+    except FetchError as exc:  # its message may end with the install hint: said once, as the fix
+        why = str(exc).replace(f": {INSTALL_HINT}", "").replace(INSTALL_HINT, "").rstrip(": ")
+        return Check("browser", WARN, f"script-built pages are read without JavaScript: {why}",
                      f"to render them: {INSTALL_HINT}")
     finally:
         server.shutdown()

@@ -206,6 +206,7 @@ class LLMInterface:
             self._breaker.succeeded(backend.spec)
             self._check_count(backend, messages, reply)
             return self._finish(backend, reply, start, failures)
+        self._reach.check_first_call(failures, self.model, getattr(self.backends[0], "base_url", None))
         raise self._priced_failure(_all_failed(failures), failures)
 
     def _check_count(self, backend: Backend, messages: list[Message], reply: Completion) -> None:

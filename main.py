@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -377,8 +378,24 @@ def guarded(command: Callable[[], int]) -> int:
         return 130
 
 
+def our_warnings(show: Callable[..., None] = warnings.showwarning) -> Callable[..., None]:
+    """Python's warning display with ours (a prompt over a local server's window) as one line, once a run."""
+    shown: set[str] = set()
+
+    def display(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if category.__name__ != "ContextWindowWarning":
+            return show(message, category, *args, **kwargs)
+        if category.__name__ not in shown:
+            shown.add(category.__name__)
+            print(f"warning: {terminal_safe(str(message))}", file=sys.stderr, flush=True)
+        return None
+
+    return display
+
+
 def run_cli(argv: list[str] | None = None) -> int:
     """main() for the shell: a reader that closed the output pipe early (`| head -1`) ends the command quietly."""
+    warnings.showwarning = our_warnings()
     try:
         code = main(argv)
         sys.stdout.flush()  # a closed pipe shows here rather than as a traceback at interpreter exit

@@ -53,7 +53,8 @@ from sources.ledger import Read, SourceLedger, normalize_url  # noqa: E402
 from tests.fakes.deep_research import Sub, World  # noqa: E402
 from tests.fakes.loopback import LoopbackServer, Response  # noqa: E402
 
-MODEL = "openai:gpt-4.1-mini"
+# The scripted model on loopback, named as what it is: no price is known for it, so reports show its cost as n/a.
+MODEL = "openai:scripted-benchmark-writer"
 EARLY = 15_000  # fact sentences come from the start of a page (scrape keeps 40,000 characters of it)
 _HEADER = re.compile(r"^\[(\d+)\] .* — (\S+)$", re.M)
 _FINDING = re.compile(r"^### (.+?)\n(.+?)(?=\n\n### |\n\nWrite the report)", re.M | re.S)
@@ -115,7 +116,8 @@ class Case:
         def follow(prompt: str) -> str:  # round 1: one follow-up; after round 2: none
             told.append(prompt)
             return f"1. {self.follow_up()}" if len(told) == 1 else "none"
-        return World(self.question, self.plan(), subs, pages, writer=self.write, repair=self.repair, followup=follow)
+        return World(self.question, self.plan(), subs, pages, writer=self.write, repair=self.repair,
+                     followup=follow, model=MODEL.split(":", 1)[1])
 
     def write(self, prompt: str) -> str:
         """The findings as sections, then five bad citations in a last section."""
@@ -244,6 +246,23 @@ def per_round(run: Path) -> dict[int, dict[str, float]]:
             out[round_]["calls"] += 1
             out[round_]["cost"] += float(event.get("cost") or 0.0)
     return out
+
+
+EXAMPLE_NOTE = (
+    "> **How this example was made** (`python benchmarks/research.py --example docs/research-example.md`): no "
+    "language model wrote it. The planner, the sub-agents and the writer are the benchmark's scripted model "
+    "(`{model}`, served on loopback, so its cost is n/a); the pages are real articles of the Zyte "
+    "article-extraction set, served on loopback while the benchmark ran. Their loopback addresses cannot be "
+    "opened, so they are shown as `article-set/...` text instead of links; everything else is as `main.py "
+    "research` delivered it.\n\n")
+
+
+def example(markdown: str, base: str) -> str:
+    """A report made for docs/: a note saying how it was made, and the loopback pages as text, not links."""
+    site = re.escape(base)
+    markdown = re.sub(rf"\[([^\]]*)\]\(<{site}/([^>]*)>\)(?: — {site}/\S*)?", r"\1 — `article-set/\2`", markdown)
+    markdown = re.sub(rf"{site}/(\S*?)(?=[\s:,)]|$)", r"`article-set/\1`", markdown)
+    return EXAMPLE_NOTE.format(model=MODEL) + markdown
 
 
 def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
@@ -387,9 +406,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{case.name}: {results[depth][role][-1]['planted']}", file=sys.stderr)
                     if args.example and depth == 1 and role == "held out" and case.stubborn and \
                             not args.example.exists():
-                        args.example.write_text(out["markdown"].read_text(encoding="utf-8"), encoding="utf-8")
+                        args.example.write_text(example(out["markdown"].read_text(encoding="utf-8"), case.base),
+                                                encoding="utf-8")
         wall = wall_time(args.data, halves["tuning"], tmp, ["--executor", args.executor])
-    print(f"{len(pages)} pages; executor {args.executor}; model scripted on loopback ({MODEL} prices)")
+    print(f"{len(pages)} pages; executor {args.executor}; model scripted on loopback ({MODEL})")
     if args.wall_only:
         print(f"wall time of 4 sub-questions / the slowest one: {wall[0] / wall[1]:.2f}x ({wall[0]:.1f} s / "
               f"{wall[1]:.1f} s; one after another: {wall[2]:.1f} s)")

@@ -20,7 +20,8 @@ def truncate_middle(text: str, max_chars: int, note: str = "") -> str:
     tail = keep - head
     cut = len(text) - head - tail
     lines_cut = text.count("\n", head, len(text) - tail)
-    marker = f"\n\n[... {cut:,} characters ({lines_cut:,} lines) cut{'; ' + note if note else ''} ...]\n\n"
+    lines = f" ({lines_cut:,} line{'s' if lines_cut != 1 else ''})" if lines_cut else ""  # never "(0 lines)"
+    marker = f"\n\n[... {cut:,} characters{lines} cut{'; ' + note if note else ''} ...]\n\n"
     return text[:head] + marker + (text[len(text) - tail:] if tail else "")
 
 

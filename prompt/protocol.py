@@ -15,6 +15,7 @@ from prompt.repair import (
     INPUT_ALIASES,
     UNKNOWN_LABEL,
     cut_trailing_observation,
+    echo_of,
     is_placeholder,
     strip_comments,
     unescape_markdown,
@@ -61,10 +62,11 @@ class FinalAnswer:
 class ParseError(Exception):
     """The completion could not be read; `message` is written for the model (an observation)."""
 
-    def __init__(self, message: str, *, no_labels: bool = False) -> None:
+    def __init__(self, message: str, *, no_labels: bool = False, echo: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.no_labels = no_labels
+        self.echo = echo  # the reply wrote back the prompt: what showed it (`<<SYS>>`), never an answer
 
 
 FORMAT_REMINDER = """Reply in exactly this format:
@@ -147,6 +149,22 @@ CONCISE_INSTRUCTION = (
     "without thousands separators, and without units or % unless the task asks for them. "
     "Do not add explanations, sources or [n] markers after the Final Answer."
 )
+
+
+def check_echo(reply: str, system: str, task: str) -> None:
+    """Raise ParseError (with `echo`) when the reply writes back the agent's own prompt or chat-template tokens."""
+    echo = echo_of(reply, system, task)
+    if echo:
+        raise ParseError(f"Your reply wrote back your instructions or chat markup ({echo}) instead of answering "
+                         "the task. " + FORMAT_REMINDER, echo=echo)
+
+
+def echo_failure(echo: str) -> str:
+    """The task's error once the model wrote its prompt back again after being asked for the format."""
+    return (f"the model wrote back its own prompt ({echo}) instead of answering, again after being asked for the "
+            "format: it is likely a base model, or its server applies the wrong chat template. Use an instruct "
+            "(chat) model, or start the server with the model's chat template (llama.cpp's llama-server --jinja; "
+            "llama-cpp-python's --chat_format NAME)")
 
 
 def cut_at_observation(text: str) -> str:

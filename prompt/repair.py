@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # `Observation:` (or `Observation 2:`) in the middle of a line: a stop-honouring server would have cut there.
 _MIDLINE_OBSERVATION = re.compile(r"(?<=[\s\]\)}.,;'\"`*])Observation[ \t]*(?:\#?\d+)?[ \t]*:")
@@ -23,6 +24,32 @@ INPUT_ALIASES = re.compile(
     re.IGNORECASE)
 # Any other `word:` label starting the line after `Action:`: not an input we can read.
 UNKNOWN_LABEL = re.compile(r"^[ \t]*(?:\*\*)?[A-Za-z][\w \t-]{0,24}(?:\*\*)?:(?!//)")
+
+
+# Chat-template tokens: a base model, or a server formatting the chat with the wrong template, writes them back.
+_TEMPLATE_TOKEN = re.compile(r"<</?SYS>>|\[/?INST\]|<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|"
+                             r"<\uff5c[^\uff5c\n]{1,40}\uff5c>", re.IGNORECASE)
+ECHO_CHARS = 100  # characters of the system prompt's sentences a reply repeats before it is an echo, not an answer
+_ECHO_SENTENCE = 40  # shorter sentences ("Thought: <your reasoning>") are often copied by models that do answer
+
+
+def echo_of(reply: str, system: str, task: str = "") -> str:
+    """What shows a reply writes back the agent's own prompt instead of answering: the chat-template tokens it
+    holds that the task does not (`<<SYS>>, [/INST]`), or "its instructions" when it repeats ECHO_CHARS of the
+    system prompt's sentences; "" when it is neither."""
+    tokens = list(dict.fromkeys(m.group(0) for m in _TEMPLATE_TOKEN.finditer(reply)))
+    tokens = [t for t in tokens if t.lower() not in task.lower()]
+    if tokens:
+        return ", ".join(tokens[:4])
+    if len(reply) >= _ECHO_SENTENCE and sum(len(s) for s in _sentences(system) if s in reply) >= ECHO_CHARS:
+        return "its instructions"
+    return ""
+
+
+@lru_cache(maxsize=8)
+def _sentences(prompt: str) -> tuple[str, ...]:
+    parts = (p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", prompt))
+    return tuple(p for p in parts if len(p) >= _ECHO_SENTENCE)
 
 
 def cut_trailing_observation(text: str) -> str:

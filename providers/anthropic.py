@@ -13,6 +13,7 @@ from providers.common import (
     TransientError,
     billed_empty,
     call_stainless_sdk,
+    described,
     empty_reason,
     request_options,
     sdk_missing,
@@ -73,7 +74,7 @@ class AnthropicBackend:
         blocks = getattr(response, "content", None)
         if not isinstance(blocks, list):
             raise TransientError(f"{self.spec}: unexpected response body: {short(response, 300)}",
-                                 model=self.spec)
+                                 model=self.spec, unusable=described(response))
         usage = _usage(getattr(response, "usage", None), self.spec)
         stop_reason = getattr(response, "stop_reason", None)
         if stop_reason == "refusal":

@@ -58,8 +58,9 @@ class TransientError(LLMError):
 
     def __init__(self, message: str, *, model: str = "", status: int | None = None,
                  retry_after: float | None = None, headers: Mapping[str, str] | None = None,
-                 timed_out: bool = False) -> None:
+                 timed_out: bool = False, unusable: str = "") -> None:
         super().__init__(message, model=model, status=status)
+        self.unusable = unusable  # what the server answered that no API answers (an HTML page, HTTP 500), or ""
         self.retry_after = retry_after
         self.headers = headers  # the response's headers, if any (providers/ratelimit.py learns from them)
         self.timed_out = timed_out  # no answer within the request timeout (a local server is not asked again alike)
@@ -128,6 +129,15 @@ def transport_errors() -> tuple[type[BaseException], ...]:
 def short(text: object, limit: int = 600) -> str:
     """An error text cut to a readable length (proxies sometimes answer with whole HTML pages)."""
     return truncate_middle(str(text).strip(), limit)
+
+
+def described(body: object) -> str:
+    """A body no API answers, as a line naming it: `an HTML page titled "Welcome to nginx!"`, or its start."""
+    text = body if isinstance(body, str) else str(body)
+    if re.search(r"<(?:!doctype html|html|head|body)\b", text, re.IGNORECASE):
+        title = re.search(r"<title[^>]*>([^<]{1,120})", text, re.IGNORECASE)
+        return "an HTML page" + (f' titled "{" ".join(title.group(1).split())}"' if title else "")
+    return short(" ".join(text.split()), 120) or "an empty body"
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -206,8 +216,16 @@ def classify(info: ErrorInfo, ctx: ErrorContext) -> LLMError:
         if wait is None:
             wait = wait_in_message(info.message)  # OpenAI puts its wait in the text: "try again in 1m2.6s"
         return TransientError(f"{ctx.spec}: HTTP {status}: {msg}", model=ctx.spec, status=status,
-                              retry_after=wait, headers=info.headers)
+                              retry_after=wait, headers=info.headers,
+                              unusable=_broken(status, info))
     return LLMError(f"{ctx.spec} rejected the request ({status}): {msg}", model=ctx.spec, status=status)
+
+
+def _broken(status: int, info: ErrorInfo) -> str:
+    """`HTTP 500 (what it said)` for a server error that is no passing overload (503, 529: come back later), else ""."""
+    if status < 500 or status in (503, 529):
+        return ""
+    return f"HTTP {status} ({described(info.body if isinstance(info.body, str) and info.body else info.message)})"
 
 
 def _bad_key(info: ErrorInfo) -> bool:
@@ -266,9 +284,11 @@ def call_stainless_sdk(sdk: Any, base_error: type[Exception], create: Callable[[
     except sdk.APITimeoutError as exc:
         raise TransientError(f"{ctx.spec}: no answer within the request timeout ({short(exc)})", model=ctx.spec,
                              timed_out=True) from exc
-    except (sdk.APIConnectionError, sdk.APIResponseValidationError, ValueError) as exc:
-        # ValueError: a body that is not valid JSON.
+    except sdk.APIConnectionError as exc:
         raise TransientError(f"{ctx.spec}: {type(exc).__name__}: {short(exc)}", model=ctx.spec) from exc
+    except (sdk.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not valid JSON
+        raise TransientError(f"{ctx.spec}: {type(exc).__name__}: {short(exc)}", model=ctx.spec,
+                             unusable="a body that is not JSON") from exc
     except base_error as exc:
         raise LLMError(f"{ctx.spec}: {short(exc)}", model=ctx.spec) from exc
 

@@ -12,6 +12,7 @@ from providers.common import (
     TransientError,
     billed_empty,
     classify,
+    described,
     empty_reason,
     sdk_missing,
     short,
@@ -79,12 +80,13 @@ class OllamaBackend:
             data = response.json()
         except ValueError as exc:
             raise TransientError(f"{self.spec}: the reply was not JSON: {short(response.text, 300)}",
-                                 model=self.spec) from exc
+                                 model=self.spec, unusable=described(response.text)) from exc
         return self._parse(data)
 
     def _parse(self, data: Any) -> Completion:
         if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
-            raise TransientError(f"{self.spec}: unexpected response body: {short(data, 300)}", model=self.spec)
+            raise TransientError(f"{self.spec}: unexpected response body: {short(data, 300)}", model=self.spec,
+                                 unusable=described(data))
         usage = Completion(text="", prompt_tokens=int(data.get("prompt_eval_count") or 0),
                            completion_tokens=int(data.get("eval_count") or 0), model=self.spec)
         finish = _FINISH.get(str(data.get("done_reason")), data.get("done_reason") or "stop")

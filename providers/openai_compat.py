@@ -16,6 +16,7 @@ from providers.common import (
     TransientError,
     billed_empty,
     call_stainless_sdk,
+    described,
     empty_reason,
     request_options,
     sdk_missing,
@@ -103,7 +104,7 @@ class OpenAIBackend:
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list):
             raise TransientError(f"{self.spec}: unexpected response body: {short(response, 300)}",
-                                 model=self.spec)
+                                 model=self.spec, unusable=described(response))
         usage = self._usage(response)
         if not choices:
             raise billed_empty(f"{self.spec}: the reply had no choices", usage)

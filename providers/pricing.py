@@ -173,6 +173,11 @@ def lookup(model: str, table: PriceTable | None = None) -> tuple[float, float, i
     return table.get(base)
 
 
+def priced(model: str, prices_file: Path | None = None) -> bool:
+    """True when the model's price is known (the built-in table or --prices-file): else its costs show n/a."""
+    return lookup(model, load_prices(prices_file) if prices_file else None) is not None
+
+
 def cache_multipliers(model: str) -> tuple[float, float]:
     """(cache read, cache write) price as multiples of the input price; (1, 1) when unknown."""
     name = model_name(model)

@@ -4,7 +4,9 @@ A refused connection or a failed DNS lookup on the first request of a run is a c
 base URL is wrong or the server is not running): the run stops with exit 2 naming the URL. After the server
 has answered once, such failures are retried like any dropped connection (a server restarting), but a
 server that refuses every attempt for GONE_AFTER seconds, or STREAK model calls in a row failing that way,
-stops the batch with one line naming the URL and the error.
+stops the batch with one line naming the URL and the error. Likewise a server that has never given a usable
+reply (an HTML page, a body that is not JSON, HTTP 5xx: a wrong base URL, a proxy's page) stops the run once
+the first call's retries are spent; one that answered before keeps being retried.
 """
 
 from __future__ import annotations
@@ -65,6 +67,27 @@ def request_url(exc: BaseException) -> str | None:
     return None
 
 
+def unusable_answer(exc: BaseException) -> str:
+    """What a server answered that no API would (`an HTML page titled "..."`, `HTTP 500 (...)`), or ""."""
+    for link in _chain(exc):
+        answered = getattr(link, "unusable", "")
+        if answered:
+            return str(answered)
+    return ""
+
+
+def never_usable_error(exc: BaseException, model: str, answered: str, url: str | None,
+                       attempts: int) -> ServerUnreachableError:
+    """The run-stopping error for a server that answered every attempt of the run's first call with no API reply."""
+    url = url or request_url(exc) or "the configured base URL"
+    variable = f"{(split_spec(model)[0] or 'openai').upper()}_BASE_URL"
+    tries = f"{attempts} attempts" if attempts > 1 else "the first attempt"
+    return ServerUnreachableError(
+        f"the server at {url} never gave a usable reply for {model}: it answered {answered} ({tries}). Check the "
+        f"base URL (--base-url or {variable}): it must be the model API's root (an OpenAI-compatible server's "
+        "usually ends in /v1), and the server must be running the model", model=model, url=url, reason=answered)
+
+
 def gone_error(exc: BaseException, model: str, reason: str, seconds: float) -> ServerUnreachableError:
     """The run-stopping error for a model server that answered earlier in the run and no longer does."""
     url = request_url(exc) or "the configured base URL"
@@ -116,6 +139,14 @@ class Reachability:
             refused_for = now - self.refused_since
         if refused_for >= self.gone_after:
             raise gone_error(exc, model, reason, refused_for) from exc
+
+    def check_first_call(self, failures: list[LLMError], model: str, url: str | None) -> None:
+        """Every model failed a call's retries with no API reply (an HTML page, HTTP 5xx) and the server never
+        answered this run: the base URL is wrong or the server broken, so the run stops (no hours of retries)."""
+        answers = [unusable_answer(f) for f in failures]
+        if self.answered or not answers or not all(answers):
+            return
+        raise never_usable_error(failures[-1], model, answers[-1], url, failures[-1].attempts or 1) from failures[-1]
 
     def check_call(self, exc: LLMError, model: str) -> None:
         """A call failed after retries: count unreachable failures in a row; too many stop the run."""

@@ -140,7 +140,7 @@ def summary_line(report: ResearchReport) -> str:
     """`<date> · model m · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID`."""
     answered = sum(s.answered for s in report.plan)
     parts = [report.finished, f"model {report.model}" if report.model else "",
-             f"{len(report.plan)} sub-questions ({answered} answered)"
+             f"{len(report.plan)} sub-question{'s' if len(report.plan) != 1 else ''} ({answered} answered)"
              + (f" in {rounds(report)} rounds" if rounds(report) > 1 else ""), f"{len(report.sources)} sources cited",
              f"cost {money(report.cost)}", f"run {report.run_id}" if report.run_id else ""]
     return " · ".join(p for p in parts if p)
@@ -156,7 +156,7 @@ def _sources_md(report: ResearchReport, texts_dir: Path | None) -> list[str]:
                 *(f"- {md_source(s)} — {prose(s.get('error') or 'failed')}" for s in report.not_read)]
     if texts_dir is not None and report.sources:
         out += ["", f"The text each source gave when it was read, which its citations were judged against, is "
-                    f"kept in `{texts_dir}` (`N.txt` for source N)."]
+                    f"kept in the run store as `{stored_texts(texts_dir)}` (`N.txt` for source N)."]
     return out + [""]
 
 
@@ -168,6 +168,12 @@ def across_languages_note(report: ResearchReport) -> list[str]:
     head = (f"{len(crossed)} claim{'s' if len(crossed) != 1 else ''} could only be judged on names, figures and "
             "dates (written in another language than the source cited):")
     return [head, *(f"[{c.get('n')}] {claim_text(c)}" for c in crossed)]
+
+
+def stored_texts(texts_dir: Path) -> str:
+    """Where the sources' texts are, as the run store names it (`RUN/sources/`: `main.py runs` lists RUN), never
+    the machine's absolute path."""
+    return f"{texts_dir.parent.name}/{texts_dir.name}/"
 
 
 def plan_line(s: SubQuestion) -> str:

@@ -154,6 +154,7 @@ def summary(report: ResearchReport, written: list[Path], run: Run, argv: list[st
     lines = [f"{report.title().lower()}: {' and '.join(str(p) for p in written)}"]
     if report.partial:
         lines.append(f"partial: {report.partial}")
+    lines += report.notes  # a refused writer's reply, the findings standing in
     if report.citations:
         r = report.repair
         fixed = len(r.get("failing", [])) - len(r.get("still_failing", []))

@@ -15,8 +15,8 @@ from core.errors import LLMError, StopRequested
 from report.research import ResearchReport, SubQuestion
 from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
 from research.repair import bare, failing, mark, repair_prompt, unmarked
-from research.write import Caller, complete_text, end_whole, findings_report, headers_of, write_prompt
-from sources.check import FABRICATED, Citation, check_citations
+from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
+from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations
 from sources.ledger import SourceLedger
 from sources.verify import best_passage
 
@@ -24,7 +24,9 @@ PASSAGE_CHARS = 1500
 NOTHING_READ = ("Nothing could be read for this question: no page, document or file that the research tried "
                 "could be read (each attempt and why it failed is listed under Sources), so there is no report "
                 "to give and no citation was made up.")
-
+NOTHING_TRIED = ("Nothing was read for this question: the research tried no page, document or file (the research "
+                 "plan below says how each sub-question went), so there is no report to give and no citation was "
+                 "made up.")
 NO_FINDINGS = ("No sub-question's research got to an answer (each one's reason is in the research plan below), "
                "so there is nothing to report; the sources that were read are listed.")
 
@@ -47,7 +49,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     ledger = pool(found)
     report.not_read = [{"url": s.url, "title": s.title, "error": s.error} for s in ledger.sources if not s.read]
     if not ledger.sourced:
-        report.nothing_read, report.body = True, NOTHING_READ
+        report.nothing_read, report.body = True, NOTHING_READ if ledger.sources else NOTHING_TRIED
         return {}
     findings = [(sub.text, remap_finding(f, ledger)) for sub, f in zip(plan, found, strict=True) if f.answer]
     if not findings:  # pages were read but no sub-question got to an answer: no writer to make one up from titles
@@ -58,6 +60,9 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     if draft.writer:
         report.notes.append(f"The sections are the sub-questions' own findings: {draft.writer}.")
     citations = check_and_repair(draft, ledger, call)
+    if draft.repair.get("refused"):
+        report.notes.append(f"The writer's revision was refused ({draft.repair['refused']}): the checked draft is "
+                            "delivered, with what still fails marked.")
     draft.repair["writer"] = draft.writer
     body = mark(draft.body, citations, ledger)
     order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
@@ -80,7 +85,11 @@ def write(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, 
         text, cut = complete_text(call, [{"role": "user", "content": prompt}], "write")
     except (LLMError, StopRequested) as exc:
         return Draft(findings_report(findings), f"the writer could not be called ({_why(exc)})")
-    return Draft(end_whole(text) if cut else text.strip() + "\n", None)
+    text = end_whole(text) if cut else text.strip() + "\n"
+    refused = refusal(text, any(MARKER.search(a) for _, a in findings))
+    if refused:  # a tool call, `Final Answer: 42`: never delivered in place of the findings
+        return Draft(findings_report(findings), f"the writer's reply was refused ({refused})")
+    return Draft(text, None)
 
 
 def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) -> list[Citation]:
@@ -98,10 +107,30 @@ def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) ->
     except (LLMError, StopRequested) as exc:
         draft.repair.update(still_failing=draft.repair["failing"], error=_why(exc))
         return citations
-    draft.body, draft.repair["sent_back"] = (end_whole(text) if cut else text.strip() + "\n"), True
-    citations = check_citations(draft.body, ledger)
-    draft.repair["still_failing"] = [{"claim": f.claim, "verdict": f.verdict} for f in failing(citations, ledger)]
-    return citations
+    text, draft.repair["sent_back"] = (end_whole(text) if cut else text.strip() + "\n"), True
+    revised = check_citations(text, ledger)
+    refused = refusal(text) or _fewer_supported(revised, citations)
+    if refused:  # the checked draft stands: a revision never delivers less than it had
+        draft.repair.update(still_failing=draft.repair["failing"], refused=refused)
+        return citations
+    draft.body = text
+    draft.repair["still_failing"] = [{"claim": f.claim, "verdict": f.verdict} for f in failing(revised, ledger)]
+    return revised
+
+
+def supported(citations: Sequence[Citation] | Sequence[dict[str, object]]) -> int:
+    """How many claims the check supported."""
+    return len({_field(c, "claim") for c in citations if _field(c, "verdict") == SUPPORTED})
+
+
+def _field(c: Citation | dict[str, object], name: str) -> object:
+    return c.get(name) if isinstance(c, dict) else getattr(c, name)
+
+
+def _fewer_supported(revised: Sequence[Citation], draft: Sequence[Citation]) -> str | None:
+    now, before = supported(revised), supported(draft)
+    return f"it keeps {now} supported claim{'s' if now != 1 else ''} where the draft had {before}" \
+        if now < before else None
 
 
 def delivered_citations(body: str, ledger: SourceLedger, last: Sequence[Citation],

@@ -30,8 +30,8 @@ from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.research import write_report
 from report.markdown import TaskRecord
-from report.research import SOURCES_DIR, ResearchReport, SubQuestion, save_report
-from research.compose import compose
+from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
+from research.compose import compose, supported
 from research.gather import Gather, finished, sub_tasks
 from research.language import note_across_languages
 from research.plan import MOST, parse_plan, plan_prompt
@@ -160,6 +160,9 @@ class Research:
         report.cost = _total(list(records.values()), call.cost, spent_before)
         save_rounds(research, self.question, self.files, plan, followed,
                     (call.cost or 0.0) + spent_before if call.cost is not None else None)
+        kept = self._kept(load_report(research.dir), report)
+        if kept is not None:  # --resume: the report from before had more supported claims: it stays
+            return kept
         save_report(research.dir, report, texts)
         write_report(report, research.dir / "report.md", True, research.dir / SOURCES_DIR)  # the store's own copy
         return report
@@ -194,6 +197,17 @@ class Research:
                     return
                 self.progress.followed_up(round_ + 1, [s for s in plan if s.round == round_ + 1])
             round_ += 1
+
+    def _kept(self, before: ResearchReport | None, report: ResearchReport) -> ResearchReport | None:
+        """The report from before (--resume) when the new one has fewer supported claims, with a note; else None."""
+        if before is None or supported(before.citations) <= supported(report.citations):
+            return None
+        line = (f"The resumed research's report had {supported(report.citations)} supported claims where this one has "
+                f"{supported(before.citations)}: this one is kept.")
+        self.progress.line(line)
+        before.notes.append(line)
+        before.partial = before.partial or "a resumed run's report was refused"
+        return before
 
     def _plan(self, call: Caller, stored: dict[str, Any] | None) -> list[SubQuestion]:
         """The stored plan (--resume), else one planning call; the question itself when it gives none."""

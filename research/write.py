@@ -18,9 +18,11 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, StopRequested
+from prompt.repair import echo_of
 from providers.budget import RunBudget, last_call
 from research.language import with_language
 from run.batch import TraceWriter
+from sources.check import MARKER
 
 CONTINUATIONS = 2
 CUT_NOTE = "*⚠ The writer's reply was cut off here at the model's output limit (--max-tokens); the rest is missing.*"
@@ -41,6 +43,9 @@ Write the report in Markdown: sections, each starting with a `## ` heading, in a
 question. Put [n] right after each claim you take from source n. State only what the findings say, with the \
 figures as they give them; cite no other source and write no URL. No title line and no list of sources at \
 the end (they are added for you)."""
+_SECTION = re.compile(r"^#{1,3} \S", re.MULTILINE)
+_AGENT_STEP = re.compile(r"^[ \t*]*(?:Action|Action Input|Final Answer|Observation)[ \t*]*:",
+                         re.MULTILINE | re.IGNORECASE)
 _SENTENCE_END = re.compile(r"""[.!?]["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s|$)""")
 
 
@@ -113,6 +118,24 @@ def end_whole(text: str) -> str:
     line_end = text.rstrip().rfind("\n")
     cut = max(ends[-1].end() if ends else 0, line_end if line_end > 0 else 0)
     return text[:cut].rstrip() + "\n\n" + CUT_NOTE + "\n"
+
+
+def refusal(text: str, had_citations: bool = True) -> str | None:
+    """Why a writer's or repair's reply cannot stand as the report: an agent step, no `## ` sections and no [n]
+    citations, or no citation where what it was given had some; with how it began. None when it can."""
+    sections, cited = _SECTION.search(text) is not None, MARKER.search(text) is not None
+    if echo_of(text, ""):
+        why = f"it carries chat-template tokens ({echo_of(text, '')}): a base model or a wrong chat template"
+    elif _AGENT_STEP.search(text):
+        why = "it is an agent step (Action / Final Answer), not a report"
+    elif not sections and not cited:
+        why = "it has no sections and no [n] citations"
+    elif not cited and had_citations:
+        why = "it cites no source"
+    else:
+        return None
+    began = " ".join(text.split())
+    return f"{why}; it began \u201c{began[:80]}{'…' if len(began) > 80 else ''}\u201d"
 
 
 def findings_report(findings: Sequence[tuple[str, str]]) -> str:

@@ -20,6 +20,7 @@ from core.errors import LLMFatalError, TaskFileError
 from core.text import report_data
 from prompt.memory import memory_for_task
 from providers.budget import RunBudget
+from providers.pricing import priced
 from providers.ratelimit import waiting_as
 from report.markdown import TaskRecord
 from tasks.scoring import grade
@@ -168,6 +169,8 @@ class BatchRunner:
                 trace.close()
         record = record_from_result(task, result, workspace)
         record.defused = defuse(workspace)  # no set-ID file or device node stays in a kept workspace
+        if not record.llm_calls and record.cost == 0 and not priced(self.model_spec, self.settings.prices_file):
+            record.cost = None  # no call answered, at a price nobody knows: n/a, not $0.0000
         record.trace = str(trace.path.resolve()) if trace is not None else None  # report finds this run's own
         if traced is not None:
             traced.finish(record)

@@ -190,6 +190,9 @@ def _command(conv: Conversation, line: str) -> bool:
             print(f"saved {path}", flush=True)
         except OSError as exc:
             print(f"cannot save {path}: {exc.strerror}", file=sys.stderr, flush=True)
-    else:
-        print(CHAT_HELP, file=sys.stderr, flush=True)
+    elif name == "/save":
+        print("/save needs a file name: /save FILE", file=sys.stderr, flush=True)
+    else:  # /help, or a command there is none of
+        unknown = "" if name == "/help" else f"unknown command {terminal_safe(name, one_line=True)}. "
+        print(unknown + CHAT_HELP, file=sys.stderr, flush=True)
     return True

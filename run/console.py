@@ -21,11 +21,12 @@ class ConsoleReporter:
     """Turns agent events and finished records into progress output on stderr."""
 
     def __init__(self, total: int, *, verbose: bool = False, quiet: bool = False,
-                 stream: TextIO | None = None, cap: float | None = None) -> None:
+                 stream: TextIO | None = None, cap: float | None = None, priced: bool = True) -> None:
         self.total, self.verbose, self.quiet = total, verbose, quiet
         self.stream = stream or sys.stderr
         self.done = 0
         self.tally = Tally(total, cap)  # where the run stands (run/progress.py)
+        self.tally.unpriced = not priced  # the model's price is unknown: its spend shows n/a from the start
         self._lock = threading.Lock()
         self._progress: Any = None
         self._bar: Any = None

@@ -14,6 +14,7 @@ from cache.model import build_models, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from core.text import terminal_safe
+from providers.pricing import priced
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
 from report.markdown import DONE_STATUSES, total_cost
@@ -134,7 +135,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
         if tracing is not None:
             tracing.start_run(p.spec, len(todo))
             stopper.flush = tracing.flush  # a second Ctrl-C sends the finished spans before leaving
-        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet, cap=p.cap) as console:
+        with ConsoleReporter(len(todo), verbose=args.verbose, quiet=args.quiet, cap=p.cap,
+                             priced=priced(p.spec, p.settings.prices_file)) as console:
             notices = start_notices(store, p.tasks, todo, quiet=args.quiet) + p.extras.notes()
             for notice in notices + ([] if args.quiet else unbounded_note(len(todo), p.settings, p.spec)):
                 console.line(notice)
@@ -161,7 +163,8 @@ def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
                                       report_paths(output, html) if output else [], end),
                        f"run {p.run.id} kept in {p.run.dir} (python main.py runs lists every run)"]:
             console.line(notice)
-    return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end)
+    # The summary printed the resume command already; with -q only the last line names it.
+    return EXIT_USAGE if fatal is not None else exit_code(p, store.records, stopper, end if args.quiet else None)
 
 
 def run_meta(p: Prepared) -> dict[str, Any]:
@@ -172,9 +175,12 @@ def run_meta(p: Prepared) -> dict[str, Any]:
 def _run_tasks(args: argparse.Namespace, p: Prepared, store: Any, stopper: Stopper, console: ConsoleReporter,
                todo: list[Task], tracing: Any = None) -> LLMFatalError | None:
     """Run the batch; the fatal error that stopped it (named on stderr at once), or None."""
-    def render_stopped() -> None:  # a second Ctrl-C: the report shows every saved record and says it stopped
-        store.meta.update(ending(stopper.signum, None, None, getattr(args, "argv", None)).meta())
+    def render_stopped() -> None:  # a second Ctrl-C: the reports show every saved record and say it stopped
+        end = ending(stopper.signum, None, None, getattr(args, "argv", None)).meta()
+        store.meta.update(end)
         store.render()
+        html = write_final_html(not args.no_html, args.output, p.settings.trace_dir, {**run_meta(p), **end})
+        keep_run(p.run, args.output, html, list(store.records.values()), len(p.tasks), stopped=True)
 
     def on_record(record: Any) -> None:
         record.model = p.spec

@@ -80,3 +80,23 @@ def test_a_chat_template_that_drops_the_system_prompt_fails(server: LoopbackServ
     row = next(line for line in out.splitlines() if " prompt " in line)
     assert code == 1 and row.lstrip().startswith("✗") and "counted 16 prompt tokens" in row
     assert "chat template" in out
+
+
+def test_a_window_only_the_compact_prompt_fits_is_ready_and_says_what_the_full_one_needs(
+        server: LoopbackServer, capsys: pytest.CaptureFixture[str]) -> None:
+    refused = llama_cpp_python("context_length_exceeded")  # the server names its 2,048-token window
+
+    def handle(req: Request) -> Response:
+        first = req.json()["messages"][0]
+        if req.path.endswith("/chat/completions") and first["role"] == "system" and \
+                first["content"].startswith("You are a careful research assistant."):  # the full prompt
+            return refused
+        return llama_cpp_server()(req)
+
+    server.handler = handle
+    code, out = check(server, capsys, "gemma-only-compact")  # a window no other test taught
+    row = next(line for line in out.splitlines() if " prompt " in line)
+    assert code == 0 and "\nReady:" in out, out
+    assert row.lstrip().startswith("!") or "⚠" in row, row
+    assert "does not fit the server's 2,048-token window; runs use the compact one (" in row
+    assert "which fits" in row and "start the server with a window of about" in out and "--n_ctx" in out

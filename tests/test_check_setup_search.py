@@ -93,3 +93,18 @@ def test_serper_down_but_duckduckgo_answering_is_a_warning(monkeypatch: pytest.M
     line = _search_line(capsys.readouterr().out)
     assert line.startswith(" !") and "order Google via Serper (SERPER_API_KEY ser…-key) → DuckDuckGo" in line
     assert "Serper search failed: Serper answered HTTP 503" in line and "(DuckDuckGo answered)" in line
+
+
+def test_a_ddgs_error_naming_another_engine_says_why_the_duckduckgo_check_names_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    class BraveLastDDGS:  # ddgs's "auto" backend re-raises the last engine's error: here Brave's
+        def text(self, query: str, max_results: int = 10) -> list[dict[str, Any]]:
+            from ddgs.exceptions import DDGSException
+            raise DDGSException("https://search.brave.com/search?q=Python+programming+language 403 Forbidden")
+
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: BraveLastDDGS())
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    assert check_setup.main([]) == 1
+    line = _search_line(capsys.readouterr().out)
+    assert "DuckDuckGo search failed (through the ddgs package, which also asks other engines; the last one it " \
+           "asked, search.brave.com, failed)" in line

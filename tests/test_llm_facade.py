@@ -166,8 +166,9 @@ def test_a_retry_after_within_the_cap_is_waited_and_latency_counts_the_wait(serv
 
 
 def test_without_a_hint_waits_grow_exponentially_with_jitter(server: LoopbackServer) -> None:
-    server.handler = openai_script(openai_error(500, "boom", type_="server_error"))
+    server.handler = openai_script(openai_reply("fine"), openai_error(500, "boom", type_="server_error"))
     llm, clock = facade(settings_for(server, max_retries=3))
+    llm.complete(MESSAGES)  # it answered once: a server that never did stops the run instead (reachability.py)
     with pytest.raises(LLMError, match="failed after 4 attempt"):
         llm.complete(MESSAGES)
     assert len(clock.waits) == 3

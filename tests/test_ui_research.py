@@ -116,6 +116,8 @@ def test_the_page_has_a_deep_research_mode(app: App) -> None:
         answer = tab.locator(".research .answer").inner_text()
         assert "Research report" in answer and "2 claims: 2 supported" in answer
         assert "The Danube is navigable for 2,415 km [2]." in answer
+        assert tab.locator(".research .answer .text h4").all_inner_texts() == ["Rhine", "Danube"]  # headings
+        assert "## " not in answer
         assert tab.locator(".research .sources li").first.inner_text() == "Rhine freight"  # a loopback page: text
         assert tab.locator(".research .sources a").count() == 0
         assert tab.locator(".research .plan li").first.locator(".state").inner_text() == "answered · 1 source"

@@ -27,6 +27,7 @@ from report.research import (
     load_report,
     render_markdown,
     round_label,
+    stored_texts,
     summary_line,
 )
 from report.sources import is_web
@@ -108,8 +109,9 @@ def _sources(report: ResearchReport, texts_dir: Path | None) -> str:
         html += '<p class="meta">Could not be read (never cited):</p><ul>' + "".join(
             f'<li class="bad">{_link(s)} — {esc(s.get("error") or "failed")}</li>' for s in report.not_read) + "</ul>"
     if texts_dir is not None and report.sources:
-        html += (f'<p class="meta">The text each source gave when it was read is kept in <code>{esc(texts_dir)}'
-                 "</code> (<code>N.txt</code> for source N): each claim below was judged against it.</p>")
+        html += ('<p class="meta">The text each source gave when it was read is kept in the run store as '
+                 f"<code>{esc(stored_texts(texts_dir))}</code> (<code>N.txt</code> for source N): each claim below "
+                 "was judged against it.</p>")
     return html
 
 

@@ -61,6 +61,7 @@ class World:
     repair: Callable[[str], Reply] | None = None
     followup: Callable[[str], Reply] = lambda prompt: "none"
     base: str = ""
+    model: str | None = None  # the model name its replies carry (None: openai_reply's, which has a known price)
     calls: dict[str, int] = field(default_factory=dict)  # plan / task / write / repair / other -> count
     prompts: dict[str, list[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -73,7 +74,10 @@ class World:
         if path == "/search":
             return Response(200, {"organic": []})
         messages = req.json()["messages"]
-        return self._model(messages)
+        reply = self._model(messages)
+        if self.model and isinstance(reply.body, dict) and "model" in reply.body:
+            reply.body = {**reply.body, "model": self.model}
+        return reply
 
     def _model(self, messages: list[dict[str, Any]]) -> Response:
         first = next((str(m["content"]) for m in messages if m["role"] == "user"), "")

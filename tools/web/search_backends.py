@@ -8,6 +8,7 @@ one) and moves on to the next when one fails or its quota is spent. Wire formats
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -299,10 +300,18 @@ class DuckDuckGo:
                 return Results(self.label)
             if "ratelimit" in type(exc).__name__.lower():
                 raise SearchRateLimitedError(f"DuckDuckGo search rate-limited: {exc or type(exc).__name__}") from exc
-            raise SearchBackendError(f"DuckDuckGo search failed: {exc or type(exc).__name__}") from exc
+            raise SearchBackendError(f"DuckDuckGo search failed{_via(exc)}: {exc or type(exc).__name__}") from exc
         hits = [{"title": r.get("title", ""), "link": r.get("href") or r.get("url", ""),
                  "snippet": r.get("body", ""), "date": r.get("date")} for r in raw or [] if isinstance(r, dict)]
         return Results(self.label, hits[:num])
+
+
+def _via(exc: Exception) -> str:
+    """Which engine ddgs last asked, when its error names one that is not DuckDuckGo (ddgs spreads a query over
+    several engines and raises the last one's error, e.g. a search.brave.com URL)."""
+    hosts = [h for h in re.findall(r"https?://([\w.-]+)", str(exc)) if "duckduckgo" not in h.lower()]
+    return f" (through the ddgs package, which also asks other engines; the last one it asked, {hosts[-1]}, " \
+           "failed)" if hosts else ""
 
 
 def default_ddgs_factory(timeout: float) -> Any:

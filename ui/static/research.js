@@ -44,7 +44,7 @@ function renderReport(box, r, html, downloads){
     out.appendChild(el("p","claims",cited.length+" claims: "+Object.keys(counts).map(function(k){
       return counts[k]+" "+k.replace("_"," ");}).join(", ")+(r.marked?" · "+r.marked+" marked ⚠ unsupported":"")));
   }
-  out.appendChild(el("div","text",r.body||""));
+  out.appendChild(bodyOf(r.body));
   if((r.sources||[]).length){
     out.appendChild(el("h4",null,"Sources"));
     var ol=el("ol","sources");
@@ -73,6 +73,20 @@ function renderReport(box, r, html, downloads){
   });
   out.appendChild(more);
   box.appendChild(out);
+}
+
+// The writer's Markdown as the page shows it: a `## ` line is a heading, other lines paragraphs; all as text.
+function bodyOf(text){
+  var div=el("div","text"), para=[];
+  function flush(){ if(para.join("").trim()) div.appendChild(el("p",null,para.join("\n").trim())); para=[]; }
+  String(text||"").split("\n").forEach(function(line){
+    var m=/^#{1,4}[ \t]+(.+)$/.exec(line);
+    if(m){ flush(); div.appendChild(el("h4","section",m[1])); }
+    else if(!line.trim()) flush();
+    else para.push(line);
+  });
+  flush();
+  return div;
 }
 
 function listen(box){
