@@ -1,28 +1,30 @@
 """The citation check after a Final Answer: each `[n]` claim against the text source n gave, no model needed.
 
-Verdicts, one per claim and cited source:
+Verdicts, one per claim and cited source, each with a reason in a few words and the passage it was judged
+against (meaning.py aligns the claim with it):
 - fabricated: n is not a source this task read;
-- supported: the claim's checkable facts (facts.py) occur in the sources it cites;
-- wrong_source: they occur, but only in another source the task read;
-- unsupported: some occur in no source the task read;
-- unchecked: the claim has nothing checkable (no number, date or quoted phrase).
+- supported: its names, figures, dates and words are in the source, with the same polarity and direction;
+- contradicted: the passage says otherwise (a negation added or dropped, a direction reversed, another figure);
+- wrong_source: the cited source does not hold it, another source the task read does;
+- unsupported: a name, figure, date or content word of it is nowhere in the source;
+- unchecked: the source gave no text (or the claim says nothing to check).
 Any URL in the answer that the task never read successfully: not_read.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sources.facts import Fact, SourceText, claim_facts, keywords
+from sources.facts import claim_facts
 from sources.ledger import SourceLedger, normalize_url
+from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, joined, judge, passages
 
-SUPPORTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED = (
-    "supported", "unsupported", "wrong_source", "fabricated", "not_read", "unchecked")
-FAILING = frozenset({UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ})
+WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
+VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)
+FAILING = frozenset({CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ})
 MARKER = re.compile(r"\[(\d{1,3}(?:\s*(?:[,;]|[-–])\s*\d{1,3})*)\]")
 _URL = re.compile(r"https?://[^\s<>\"'`\]\[)]+")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
@@ -33,19 +35,22 @@ _ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs
 
 @dataclass
 class Citation:
-    """One cited claim (or one URL of the answer) and its verdict; model_verdict is --verify-claims model's."""
+    """One cited claim (or one URL of the answer), its verdict, why, and the passage it was judged against;
+    model_verdict is the judge model's (--judge-model, --verify-claims model)."""
 
     n: int | None
     url: str | None
     claim: str
     verdict: str
     model_verdict: str | None = None
+    reason: str = ""
+    passage: str = ""
 
     def record(self) -> dict[str, Any]:
-        """As results.jsonl holds it: {n, url, claim, verdict} (+ model_verdict when the model was asked)."""
+        """As results.jsonl holds it: {n, url, claim, verdict} (+ reason, passage, model_verdict when there)."""
         out: dict[str, Any] = {"n": self.n, "url": self.url, "claim": self.claim, "verdict": self.verdict}
-        if self.model_verdict is not None:
-            out["model_verdict"] = self.model_verdict
+        out |= {k: v for k, v in (("reason", self.reason), ("passage", self.passage),
+                                  ("model_verdict", self.model_verdict)) if v}
         return out
 
 
@@ -84,37 +89,38 @@ def _is_reference_line(claim: str) -> bool:
 
 def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
     """Every `[n]` claim of the answer with its verdict, then every URL in it the task never read."""
-    texts: dict[int | None, SourceText] = {s.n: SourceText(s.text) for s in ledger.read_sources()}
+    texts = {s.n: s.text for s in ledger.read_sources() if s.n is not None}
     out: list[Citation] = []
     for claim in claims(answer):
         cited = markers(claim)
         if not cited or _is_reference_line(claim):
             continue
-        bare = MARKER.sub(" ", claim)
-        facts, anchors = claim_facts(bare), keywords(_URL.sub(" ", bare))
+        bare = _URL.sub(" ", MARKER.sub(" ", claim))
         known = [n for n in cited if n in texts]
-        verdict = _verdict(facts, anchors, known, texts) if known else FABRICATED
+        found = verdict(bare, known, texts) if known else None
         for n in cited:
             source = ledger.number(n)
-            out.append(Citation(n, source.url if source else None, claim, verdict if n in texts else FABRICATED))
+            j = found if found is not None and n in texts else Judgement(FABRICATED, f"[{n}] is no source this task "
+                                                                                     "read")
+            out.append(Citation(n, source.url if source else None, claim, j.verdict, reason=j.reason,
+                                passage=j.passage))
     out += not_read(answer, ledger)
     return out
 
 
-def _verdict(facts: list[Fact], anchors: set[str], cited: list[int], texts: Mapping[int | None, SourceText]) -> str:
-    if not facts:
-        return UNCHECKED
-    needed = Counter(facts)  # a figure the claim states twice must occur twice
-
-    def found(fact: Fact, numbers: Iterable[int | None]) -> bool:
-        return sum(texts[n].count(fact, anchors) for n in numbers) >= needed[fact]
-
-    in_cited = {f: found(f, cited) for f in needed}
-    if all(in_cited.values()):
-        return SUPPORTED
-    if all(ok or found(f, texts) for f, ok in in_cited.items()):
-        return WRONG_SOURCE
-    return UNSUPPORTED
+def verdict(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
+    """The claim (without markers) against the sources it cites, read as one; an unsupported claim that
+    another source the task read supports on its own is wrong_source."""
+    facts = claim_facts(claim)
+    found = judge(claim, passages(texts[cited[0]]) if len(cited) == 1 else joined(texts[n] for n in cited), facts)
+    if found.verdict != UNSUPPORTED:
+        return found
+    for n, text in texts.items():
+        if n not in cited:
+            other = judge(claim, passages(text), facts)
+            if other.verdict == SUPPORTED:
+                return Judgement(WRONG_SOURCE, f"it is in [{n}], not in the source it cites", other.passage)
+    return found
 
 
 def not_read(answer: str, ledger: SourceLedger) -> list[Citation]:
@@ -134,7 +140,7 @@ def not_read(answer: str, ledger: SourceLedger) -> list[Citation]:
 
 def counts(citations: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """How many citations have each verdict."""
-    out = dict.fromkeys((SUPPORTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED), 0)
+    out = dict.fromkeys(VERDICTS, 0)
     for c in citations:
         verdict = str(c.get("verdict"))
         out[verdict] = out.get(verdict, 0) + 1
@@ -142,8 +148,10 @@ def counts(citations: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def claims_line(citations: Iterable[Mapping[str, Any]]) -> str:
-    """`N claims: S supported, U unsupported, W wrong source, F fabricated, R not read` (+ unchecked if any)."""
+    """`N claims: S supported, U unsupported, W wrong source, F fabricated, R not read` (+ C contradicted after
+    supported, and unchecked, when there are any)."""
     c = counts(citations)
-    line = (f"{sum(c.values())} claims: {c[SUPPORTED]} supported, {c[UNSUPPORTED]} unsupported, "
+    contradicted = f"{c[CONTRADICTED]} contradicted, " if c[CONTRADICTED] else ""
+    line = (f"{sum(c.values())} claims: {c[SUPPORTED]} supported, {contradicted}{c[UNSUPPORTED]} unsupported, "
             f"{c[WRONG_SOURCE]} wrong source, {c[FABRICATED]} fabricated, {c[NOT_READ]} not read")
     return line + (f", {c[UNCHECKED]} unchecked" if c[UNCHECKED] else "")
