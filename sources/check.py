@@ -20,7 +20,17 @@ from typing import Any
 
 from sources.facts import claim_facts
 from sources.ledger import SourceLedger, normalize_url
-from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, joined, judge, passages
+from sources.meaning import (
+    ABBREVIATION,
+    CONTRADICTED,
+    SUPPORTED,
+    UNCHECKED,
+    UNSUPPORTED,
+    Judgement,
+    joined,
+    judge,
+    passages,
+)
 
 WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
 VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)
@@ -29,8 +39,6 @@ MARKER = re.compile(r"\[(\d{1,3}(?:\s*(?:[,;]|[-–])\s*\d{1,3})*)\]")
 _URL = re.compile(r"https?://[^\s<>\"'`\]\[)]+")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _END = re.compile(r"""(?<=[.!?])["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s+["“(*_]*[A-Z0-9])""")
-_ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|approx|e\.g|i\.e|U\.S|U\.K|Jan|Feb|"
-                           r"Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Gen|Gov|Sen|Rep|Prof|Lt|Col|Capt))\.$")
 
 
 @dataclass
@@ -63,7 +71,7 @@ def claims(answer: str) -> list[str]:
             continue
         start = 0
         for m in _END.finditer(line):
-            if _ABBREVIATION.search(line[start:m.start()].rstrip("\"”’)")):
+            if ABBREVIATION.search(line[start:m.start()].rstrip("\"”’)")):
                 continue
             out.append(line[start:m.end()].strip())
             start = m.end()
@@ -109,11 +117,11 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
 
 
 def verdict(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
-    """The claim (without markers) against the sources it cites, read as one; an unsupported claim that
-    another source the task read supports on its own is wrong_source."""
+    """The claim (without markers) against the sources it cites, read as one; an unsupported or contradicted
+    claim that another source the task read supports on its own is wrong_source."""
     facts = claim_facts(claim)
     found = judge(claim, passages(texts[cited[0]]) if len(cited) == 1 else joined(texts[n] for n in cited), facts)
-    if found.verdict != UNSUPPORTED:
+    if found.verdict not in (UNSUPPORTED, CONTRADICTED):
         return found
     for n, text in texts.items():
         if n not in cited:

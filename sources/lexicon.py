@@ -14,6 +14,8 @@ _CONTRACTIONS = [(re.compile(r"(?i)\b(can)'t\b"), r"\1 not"), (re.compile(r"(?i)
 
 def open_contractions(text: str) -> str:
     """`didn't` as `did not`, `can't` as `can not`, `won't` as `will not`; `'s`, `'re`, `'ll` ... dropped."""
+    if "'" not in text:
+        return text
     for pattern, repl in _CONTRACTIONS:
         text = pattern.sub(repl, text)
     return text
@@ -80,6 +82,8 @@ _DIRECTIONS = {
     "verdict": ("approve approved approves approval accept accepted accepts allow allowed allows permit permitted "
                 "legal", "reject rejected rejects rejection refuse refused refuses ban banned bans forbid forbade "
                      "forbidden illegal"),
+    "order": ("first", "last"),
+    "vertical": ("up upward upwards", "down downward downwards"),
     "presence": ("open opened opens opening", "close closed closes closing shut"),
 }
 DIRECTIONS: dict[str, tuple[str, int]] = {}
