@@ -18,9 +18,7 @@ from research.repair import bare, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, write_prompt
 from sources.check import FABRICATED, Citation, check_citations
 from sources.ledger import SourceLedger
-from sources.verify import best_passage
 
-PASSAGE_CHARS = 1500
 NOTHING_READ = ("Nothing could be read for this question: no page, document or file that the research tried "
                 "could be read (each attempt and why it failed is listed under Sources), so there is no report "
                 "to give and no citation was made up.")
@@ -110,9 +108,7 @@ def delivered_citations(body: str, ledger: SourceLedger, last: Sequence[Citation
     source it was judged against; a claim whose only citations named no source keeps its fabricated verdict."""
     out = []
     for c in check_citations(body, ledger):
-        source = ledger.number(c.n) if c.n is not None else None
-        passage = best_passage(bare(c.claim), source.text)[:PASSAGE_CHARS] if source else ""
-        out.append({**c.record(), "claim": unmarked(c.claim), "passage": passage})
+        out.append({**c.record(), "claim": unmarked(c.claim), "passage": c.passage})
     checked = {bare(str(c["claim"])) for c in out}
     for c in last:
         claim = bare(rewrite_markers(c.claim, order.get))

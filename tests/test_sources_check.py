@@ -72,7 +72,7 @@ def test_urls_in_the_answer_that_were_never_read_are_not_read() -> None:
 
 def test_several_markers_and_ranges_give_one_citation_each() -> None:
     assert markers("x [1, 3] y [2-4][7]") == [1, 3, 2, 4, 7]
-    found = verdicts("Riverton counted 2,148,000 people and its port 38.6 million tonnes [1][2].")
+    found = verdicts("Riverton had 2,148,000 people and its port handled 38.6 million tonnes [1][2].")
     assert found == [(1, "supported"), (2, "supported")]
 
 
