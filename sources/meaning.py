@@ -116,14 +116,14 @@ class Passages:
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one
         only for at least one more word), and the share of the weights they hold."""
-        hits: Counter[int] = Counter()
+        hits: dict[int, float] = {}
         for key, weight in weights.items():
             for i in self.index.get(key, ()):
-                hits[i] += weight
+                hits[i] = hits.get(i, 0.0) + weight
         if not hits:
             return [], 0.0
         best, rank = ([0], 0.0), (-1.0, 0, 0)
-        for i, _ in hits.most_common(8):
+        for i in sorted(hits, key=lambda i: (-hits[i], i))[:8]:
             for j in range(max(0, i - 3), min(len(self.sentences), i + 4)):
                 keys = self.keysets[i] | self.keysets[j]
                 score = sum(w for k, w in weights.items() if k in keys)
@@ -282,7 +282,8 @@ def _direction(c: _Case) -> Found:
     shared = {w.key for w in c.content} & c.keys
     mine = [w for w in _span(c.words, shared, 6) if w.direction]
     span = [w for w in _span(c.window, shared | {w.key for w in mine}, 6) if w.direction]
-    said, there = Counter(w.direction for w in mine), Counter(w.direction for w in span)
+    said: Counter[tuple[str, int]] = Counter(w.direction for w in mine if w.direction)
+    there: Counter[tuple[str, int]] = Counter(w.direction for w in span if w.direction)
     for (axis, sign), n in said.items():
         if n > there[(axis, sign)] and there[(axis, -sign)] > said[(axis, -sign)]:
             claim_word = next(w.text for w in mine if w.direction == (axis, sign))

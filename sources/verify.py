@@ -53,7 +53,7 @@ def verify_citations(citations: list[Citation], ledger: SourceLedger, ask: Calla
         if stopped:
             citation.model_verdict = "skipped"
             continue
-        claim = " ".join(MARKER.sub(" ", citation.claim).split())
+        claim = " ".join(re.sub(r"\s*" + MARKER.pattern, "", citation.claim).split())
         prompt = PROMPT.format(header=source.header(), passage=citation.passage or source.text[:1200], claim=claim)
         try:
             citation.model_verdict = model_verdict(ask([{"role": "user", "content": prompt}]))

@@ -9,8 +9,8 @@ each sub-question with the ReAct protocol (scrape its pages, answer citing them)
 
 Which call is which is read from its prompt: the planner asks for "sub-questions", a sub-question's task
 carries "one part of a larger research question", the writer's prompt starts "You write a research report",
-the repair's "Your report below was checked". A reply may be a str or a full Response (a cut-off one, an
-error); the benchmark uses the same world with real pages.
+the repair's "Your report below was checked", the --judge-model's "You check whether a passage". A reply may
+be a str or a full Response (a cut-off one, an error); the benchmark uses the same world with real pages.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from tests.fakes.providers import openai_reply
 Reply = str | Response
 MARK_PLAN, MARK_TASK = "Reply with the sub-questions only", "one part of a larger research question"
 MARK_WRITE, MARK_REPAIR = "You write a research report", "Your report below was checked"
+MARK_JUDGE = "You check whether a passage"  # --judge-model (sources/verify.py)
 
 
 def page(title: str, body: str) -> Response:
@@ -57,6 +58,7 @@ class World:
     pages: dict[str, Response]
     writer: Callable[[str], Reply] = lambda prompt: "## Findings\n\nNothing to say."
     repair: Callable[[str], Reply] | None = None
+    judge: Callable[[str], Reply] | None = None  # --judge-model's replies
     base: str = ""
     calls: dict[str, int] = field(default_factory=dict)  # plan / task / write / repair / other -> count
     prompts: dict[str, list[str]] = field(default_factory=dict)
@@ -75,7 +77,8 @@ class World:
     def _model(self, messages: list[dict[str, Any]]) -> Response:
         first = next((str(m["content"]) for m in messages if m["role"] == "user"), "")
         kind = ("plan" if MARK_PLAN in first else "write" if first.startswith(MARK_WRITE) else
-                "repair" if first.startswith(MARK_REPAIR) else "task" if MARK_TASK in first else "other")
+                "repair" if first.startswith(MARK_REPAIR) else "judge" if first.startswith(MARK_JUDGE) else
+                "task" if MARK_TASK in first else "other")
         with self._lock:
             self.calls[kind] = self.calls.get(kind, 0) + 1
             self.prompts.setdefault(kind, []).append(first)
@@ -83,6 +86,8 @@ class World:
             return openai_reply("\n".join(f"{i}. {q}" for i, q in enumerate(self.plan, start=1)))
         if kind == "task":
             return self._task(first, messages)
+        if kind == "judge" and self.judge is not None:
+            return _response(self.judge(first))
         if kind in ("write", "repair"):
             script = self.writer if kind == "write" else (self.repair or self.writer)
             return _response(script(_continued(messages)))
