@@ -38,7 +38,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.meaning_set import FALSE_KINDS, TRUE_KINDS, Article, article, claims_of, name_pool  # noqa: E402
+from benchmarks.meaning_set import (  # noqa: E402
+    FALSE_KINDS,
+    FIGURE,
+    TRUE_KINDS,
+    Article,
+    article,
+    claims_of,
+    name_pool,
+)
+from benchmarks.meaning_set import change_figure as change_digit  # noqa: E402
 from sources.check import (  # noqa: E402
     CONTRADICTED,
     FAILING,
@@ -61,7 +70,7 @@ CAUGHT_BY = {"changed number": {UNSUPPORTED, WRONG_SOURCE, CONTRADICTED},
              "invented number": {UNSUPPORTED, WRONG_SOURCE, CONTRADICTED},
              "swapped source": {WRONG_SOURCE}, "fabricated": {"fabricated"}, "invented URL": {NOT_READ},
              "unread search result": {NOT_READ}}
-_FIGURE = re.compile(r"(?<![\w\-.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\-])|(?<![\w\-.,])\d+(?:\.\d+)?(?![\w\-])")
+_NEGATION = re.compile(r"(?i)^(?:not|never|no)$|n[’']t$")  # dropping one (or the word it negates) makes it false
 _SENTENCE = re.compile(r"\S.*?[.!?](?=\s+[\"“]?[A-Z]|\s*$)")
 _MONTH_DATE = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
                          r"December) (\d{1,2}), (\d{4})\b")
@@ -97,7 +106,7 @@ def figure_sentences(text: str) -> list[str]:
         line = line.strip().lstrip("#>*-| ").strip()
         for m in _SENTENCE.finditer(line):
             sentence = m.group(0).strip()
-            if 50 <= len(sentence) <= 280 and _FIGURE.search(sentence) and "http" not in sentence \
+            if 50 <= len(sentence) <= 280 and FIGURE.search(sentence) and "http" not in sentence \
                     and sentence[0].isupper() and "[" not in sentence:
                 out.append(sentence)
     return out
@@ -117,26 +126,12 @@ def load_pages(truth: dict[str, dict[str, str]], texts: dict[str, str]) -> list[
     return [p for p in pages if len(p.sentences) >= 3 and p.url]
 
 
-def change_digit(sentence: str, rng: random.Random) -> str | None:
-    """The sentence with one digit of one figure changed (never the leading digit to 0)."""
-    figures = list(_FIGURE.finditer(sentence))
-    if not figures:
-        return None
-    m = rng.choice(figures)
-    digits = [i for i, ch in enumerate(m.group(0)) if ch.isdigit()]
-    i = rng.choice(digits)
-    old = m.group(0)[i]
-    choices = [d for d in "0123456789" if d != old and not (d == "0" and i == digits[0])]
-    new = m.group(0)[:i] + rng.choice(choices) + m.group(0)[i + 1:]
-    return sentence[:m.start()] + new + sentence[m.end():]
-
-
 def respell(sentence: str) -> str | None:
     """The sentence with a figure or date written another common way, or None when none applies."""
     date = _MONTH_DATE.search(sentence)
     if date:
         return sentence[:date.start()] + f"{date.group(2)} {date.group(1)} {date.group(3)}" + sentence[date.end():]
-    for m in _FIGURE.finditer(sentence):
+    for m in FIGURE.finditer(sentence):
         text, after = m.group(0), sentence[m.end():]
         value = float(text.replace(",", ""))
         if after.startswith("%"):
@@ -155,9 +150,9 @@ def respell(sentence: str) -> str | None:
 def trim(sentence: str) -> str:
     """A few words around the sentence's first figure: a terse claim."""
     words = sentence.rstrip(".!?").split()
-    at = next(i for i, w in enumerate(words) if _FIGURE.search(w))
+    at = next(i for i, w in enumerate(words) if FIGURE.search(w))
     end = at + 5
-    while end < len(words) and _FIGURE.search(words[end - 1]):
+    while end < len(words) and FIGURE.search(words[end - 1]):
         end += 1  # a figure keeps the word after it (its unit or scale)
     text = " ".join(words[max(0, at - 6): end]).strip(",;:")
     first = next((i for i, ch in enumerate(text) if ch.isalpha()), 0)
@@ -165,8 +160,8 @@ def trim(sentence: str) -> str:
 
 
 def paraphrase(sentence: str, rng: random.Random) -> str:
-    """A lossy rewording: every figure (with the word after it) and negation kept, but only about 40% of the
-    other words."""
+    """A lossy rewording: every figure (with the word after it) and negation (with the word it negates) kept,
+    but only about 40% of the other words."""
     words = sentence.rstrip(".!?").split()
     quoted = False  # words inside a quotation stay: a changed quotation is a fault, not a paraphrase
     keep = []
@@ -174,8 +169,8 @@ def paraphrase(sentence: str, rng: random.Random) -> str:
         opens, closes = w.count("“") + w.count('"'), w.count("”") + w.count('"')
         inside = quoted or opens > 0
         quoted = (quoted or opens > 0) and not (closes > 0 and (quoted or w.count('"') != 1))
-        if inside or _FIGURE.search(w) or (i and _FIGURE.search(words[i - 1])) or rng.random() < 0.4 \
-                or re.search(r"(?i)^(?:not|never|no)$|n[’']t$", w):  # dropping a negation makes it false
+        if inside or FIGURE.search(w) or (i and FIGURE.search(words[i - 1])) or rng.random() < 0.4 \
+                or _NEGATION.search(w) or (i and _NEGATION.search(words[i - 1])):  # a negation keeps its word
             keep.append(w)
     return "Reportedly, " + " ".join(keep).strip(",;:")
 

@@ -23,7 +23,7 @@ FALSE_KINDS = ("false: negated", "false: name swapped", "false: direction flippe
 _SENTENCE = re.compile(r"\S.*?[.!?][\"”’)]*(?=\s+[\"“(]?[A-Z]|\s*$)")
 _AUX = re.compile(r"\b(is|are|was|were|has|have|had|will|would|can|could|should|may|might|must|does|did|do)\b")
 _NEG = re.compile(r"\b(?:not|never) |n[’']t\b")
-_FIGURE = re.compile(r"(?<![\w\-.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\-])|(?<![\w\-.,])\d+(?:\.\d+)?(?![\w\-])")
+FIGURE = re.compile(r"(?<![\w\-.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\-])|(?<![\w\-.,])\d+(?:\.\d+)?(?![\w\-])")
 _CAPITAL = re.compile(r"(?<=\s)[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?\b")
 _NOT_NAMES = set("""The This That These Those There Then When While What Which Who How Why Its His Her Their Our
 January February March April May June July August September October November December Monday Tuesday Wednesday
@@ -150,7 +150,7 @@ def flip(s: str, rng: random.Random) -> str | None:
 
 def change_figure(s: str, rng: random.Random) -> str | None:
     """One digit of one figure changed (never the leading digit to 0)."""
-    figures = list(_FIGURE.finditer(s))
+    figures = list(FIGURE.finditer(s))
     if not figures:
         return None
     m = rng.choice(figures)

@@ -34,7 +34,7 @@ ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|
 SPARE = 5  # one content word in this many may be a rewording the synonym table does not know
 ALIGNED = 0.5  # the share of the claim's words its passage must hold before negations and directions are compared
 SAME_PASSAGE = 0.8
-WHOLE = 0.8  # the share of its sentence's words a claim restates to be compared with all of it
+WHOLE = 0.9  # the share of its sentence's words a claim restates to be compared with all of it
 
 
 @dataclass(frozen=True)
@@ -115,19 +115,21 @@ class Passages:
 
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one
-        only for at least one more word), and the share of the weights they hold."""
+        only for at least one more word; of equals, the one with fewest other words), and the share of the
+        weights they hold."""
         hits: dict[int, float] = {}
         for key, weight in weights.items():
             for i in self.index.get(key, ()):
                 hits[i] = hits.get(i, 0.0) + weight
         if not hits:
             return [], 0.0
-        best, rank = ([0], 0.0), (-1.0, 0, 0)
+        best, rank = ([0], 0.0), (-1.0, 0, 0, 0)
         for i in sorted(hits, key=lambda i: (-hits[i], i))[:8]:
             for j in range(max(0, i - 3), min(len(self.sentences), i + 4)):
                 keys = self.keysets[i] | self.keysets[j]
                 score = sum(w for k, w in weights.items() if k in keys)
-                ranked = (score - (0.99 if j != i else 0), -abs(j - i), -min(i, j))
+                # then the window saying least besides the claim, the nearer second sentence, the first
+                ranked = (score - (0.99 if j != i else 0), -len(keys - weights.keys()), -abs(j - i), -min(i, j))
                 if ranked > rank:
                     best, rank = (sorted({i, j}), score), ranked
         return best[0], best[1] / max(sum(weights.values()), 1e-9)
@@ -239,9 +241,9 @@ def _is_year(other: Fact, fact: Fact) -> bool:
         and 1000 <= other.value <= 2100 and not 1000 <= fact.value <= 2100
 
 
-def _span(words: list[Word], keys: set[str], reach: int = 3) -> list[Word]:
-    """The run of words around the densest stretch of the given keys (gaps up to 8 words), widened by `reach`
-    words either side within its clause: where a negation or direction belongs to what they share."""
+def _span(words: list[Word], keys: set[str], before: int = 3, after: int = 3) -> list[Word]:
+    """The run of words around the densest stretch of the given keys (gaps up to 8 words), widened by `before`
+    and `after` words within its clause: where a negation or direction belongs to what they share."""
     at = [i for i, w in enumerate(words) if w.key and w.key in keys]
     if not at:
         return []
@@ -252,22 +254,24 @@ def _span(words: list[Word], keys: set[str], reach: int = 3) -> list[Word]:
         runs[-1].append(i)
     run = max(runs, key=len)
     start, end = run[0], run[-1]
-    for _ in range(reach):
+    for _ in range(before):
         if start > 0 and words[start - 1] is not BREAK:
             start -= 1
+    for _ in range(after):
         if end + 1 < len(words) and words[end + 1] is not BREAK:
             end += 1
     return words[start:end + 1]
 
 
 def _negation(c: _Case) -> Found:
-    """More negations in the claim than around the same words in its passage, or fewer."""
+    """More negations in the claim than its passage has on the words they share, or fewer ("did not carry"
+    against "carried"; a "not" on a word of another clause of the passage does not count)."""
     if c.share < ALIGNED:
         return None
     shared = {w.key for w in c.content} & c.keys
     whole = c.one and len(shared) >= WHOLE * len(c.keys)  # it restates a whole sentence: count in all of both
-    said = [w.text for w in (c.words if whole else _span(c.words, shared)) if w.negation]
-    there = [w.text for w in (c.window if whole else _span(c.window, shared)) if w.negation]
+    said = [w.text for w in c.words if w.negation] if whole else _negations(c.words, shared)
+    there = [w.text for w in c.window if w.negation] if whole else _negations(c.window, shared)
     if len(said) > len(there):  # "did not" against "did"; "is not no end" against "is no end"
         return CONTRADICTED, f"says \u2018{said[0]}\u2019, the source does not"
     if len(there) > len(said):
@@ -275,13 +279,24 @@ def _negation(c: _Case) -> Found:
     return None
 
 
+def _negations(words: list[Word], keys: set[str]) -> list[str]:
+    """The negations that bear on one of these keys: the next content word within six, in the same clause."""
+    out = []
+    for i, w in enumerate(words):
+        if w.negation:
+            bears = next((x for x in words[i + 1:i + 7] if x.key or x is BREAK), None)
+            if bears is not None and bears.key in keys:
+                out.append(w.text)
+    return out
+
+
 def _direction(c: _Case) -> Found:
     """A direction the claim says more often than its passage, where the passage says its opposite more often."""
     if c.share < ALIGNED:
         return None
     shared = {w.key for w in c.content} & c.keys
-    mine = [w for w in _span(c.words, shared, 6) if w.direction]
-    span = [w for w in _span(c.window, shared | {w.key for w in mine}, 6) if w.direction]
+    mine = [w for w in _span(c.words, shared, 6, 6) if w.direction]
+    span = [w for w in _span(c.window, shared | {w.key for w in mine}, 6, 6) if w.direction]
     said: Counter[tuple[str, int]] = Counter(w.direction for w in mine if w.direction)
     there: Counter[tuple[str, int]] = Counter(w.direction for w in span if w.direction)
     for (axis, sign), n in said.items():
