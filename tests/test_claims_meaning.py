@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.cli import clean_env, run_main
+from tests.fakes.cli import clean_env, refuse_all, run_main
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
@@ -184,3 +184,12 @@ def test_a_judge_model_judges_the_research_reports_claims_too(tmp_path: Path) ->
                                                                        "tonnes."]
     report = (tmp_path / "report.md").read_text()
     assert "- ✓ supported (model: supported) [1] In 2022 the Rhine transported 180 million tonnes." in report
+
+
+def test_a_bad_judge_model_stops_the_run_before_any_call(tmp_path: Path) -> None:
+    (tmp_path / "tasks.txt").write_text("How much freight does the Rhine carry?\n")
+    with LoopbackServer(refuse_all) as server:
+        proc = run_main(tmp_path, "tasks.txt", "--model", "openai:gpt-4.1-mini", "--judge-model", "nosuch:model",
+                        env=clean_env(server))
+    assert proc.returncode == 2 and server.requests == []
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: model 'nosuch:model' has no known provider")
