@@ -64,14 +64,16 @@ class ReActAgent:
                  memory_factory: Callable[[], Memory] | None = None, answer_style: str = "plain",
                  max_tokens: int | None = None, temperature: float | None = None,
                  on_event: Callable[[Event], None] | None = None, tool_timeout: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, verify_claims: bool = False) -> None:
+                 clock: Callable[[], float] = time.monotonic, verify_claims: bool = False,
+                 judge: Callable[[], ChatModel] | None = None) -> None:
         self.llm = llm
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or [])
         self.max_steps, self.max_format_errors, self.time_limit = max_steps, max_format_errors, time_limit
         self.memory_factory = memory_factory or Memory
         self.answer_style, self.max_tokens, self.temperature = answer_style, max_tokens, temperature
         self.on_event, self.clock, self.tool_timeout = on_event, clock, tool_timeout
-        self.verify_claims = verify_claims  # --verify-claims model: the model also judges each cited claim
+        self.verify_claims = verify_claims  # --verify-claims model: the task's model also judges cited claims
+        self.judge = judge  # --judge-model: builds the model that does (under the task's caps) instead
 
     def register_tool(self, tool: Tool) -> Tool:
         """Add a tool this agent may call."""
@@ -248,17 +250,39 @@ class _Run:
         self.result.answer, self.result.status = answer, status
 
     def check_answer(self) -> None:
-        """The answer's `[n]` claims and URLs against what the task read (sources/check.py); with
-        --verify-claims model, the model judges each claim too, on the task's cost and caps."""
+        """The answer's `[n]` claims and URLs against what the task read (sources/check.py); with --judge-model
+        (or --verify-claims model: the task's own model) a model judges each supported or unchecked claim too,
+        on the task's cost and caps."""
         r = self.result
         r.sources = [s.url for s in r.ledger.read_sources()]
         r.citations = check_citations(r.answer or "", r.ledger)
         a = self.agent
-        if a.verify_claims and r.citations:  # within what is left of the task's time, and at least a grace
+        ask = self.judge_call if a.judge else self.call if a.verify_claims else None
+        if ask is not None and r.citations:  # within what is left of the task's time, and at least a grace
             left = None if a.time_limit is None else max(a.time_limit - (a.clock() - self.started),
                                                           final_answer_grace(a.time_limit))
             with cancellation.scope(left, extend=True):
-                verify_citations(r.citations, r.ledger, lambda messages: self.call(messages).text)
+                verify_citations(r.citations, r.ledger, lambda messages: ask(messages).text)
+
+    def judge_call(self, messages: list[Message]) -> Completion:
+        """One call of the --judge-model, held to the task's caps and counted in its usage, like a tool's model."""
+        a = self.agent
+        assert a.judge is not None
+        try:
+            with tool_budget(a.llm):
+                completion = a.judge().complete(messages, max_tokens=a.max_tokens, temperature=0)
+        except LLMError as exc:
+            for billed in exc.billed:
+                self.result.usage.add(billed)
+                charge_tool_call(a.llm, billed)
+            raise
+        self.result.usage.add(completion)
+        charge_tool_call(a.llm, completion)
+        a._emit(Event("judge_call", len(self.result.steps), {  # not an llm_call: --replay-trace replays those
+            "messages": messages, "completion": completion.text, "model": completion.model,
+            "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
+            "latency": completion.latency, "cost": completion.cost, "cached": completion.cached}))
+        return completion
 
     def call_fitted(self) -> Completion:
         """The step's call; when the server names a window smaller than the prompt, the memory is fitted to it

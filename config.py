@@ -142,6 +142,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("search", ("AGENT_SEARCH",), parse_bool),
     ("docs_dirs", ("AGENT_DOCS",), paths),
     ("verify_claims", ("AGENT_VERIFY_CLAIMS",), str),
+    ("judge_model", ("AGENT_JUDGE_MODEL",), str),
     ("user_agent", ("SCRAPE_USER_AGENT",), str),
     ("ignore_robots", ("SCRAPE_IGNORE_ROBOTS",), parse_bool),
     ("host_gap", ("SCRAPE_HOST_GAP",), number),
@@ -241,6 +242,7 @@ class Settings:
     search: bool = True  # off (AGENT_SEARCH=0, --no-search): no search tool, and check_setup does not probe it
     docs_dirs: tuple[Path, ...] = ()  # --docs: the user's document folders search_docs finds passages in
     verify_claims: str = "off"  # model: the model also judges each cited claim against its source's passage
+    judge_model: str | None = None  # --judge-model: this model does, beside the model-free check (tasks, research)
     user_agent: str | None = None  # None: "Mozilla/5.0 (compatible; react-research-agent/VERSION; ...)"
     ignore_robots: bool = False  # --ignore-robots: fetch what robots.txt disallows
     host_gap: float = 1.0  # seconds between the starts of two requests to one host (all tasks together)

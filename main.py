@@ -164,7 +164,10 @@ def _model_flags(p: Any) -> None:
     p.add_argument("--answer-style", choices=["plain", "concise"],
                    help="concise: short GAIA-style answers (automatic for .jsonl sets with answers)")
     p.add_argument("--verify-claims", choices=["off", "model"],
-                   help="model: the model also judges each cited claim against its source (costs a call each)")
+                   help="model: the task's model also judges each cited claim the check supports (a call each)")
+    p.add_argument("--judge-model", metavar="MODEL",
+                   help="provider:model that also judges each cited claim the check supports or leaves unchecked, "
+                        "beside the model-free verdict (a call each, under the caps; AGENT_JUDGE_MODEL)")
 
 def _limit_flags(p: Any, batch: bool = True) -> None:
     """Flags for limits and spending (batch: also those only a task file's run honours)."""
@@ -303,7 +306,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "cache_dir": args.replay or args.cache, "cache_replay": True if args.replay else None,
         "sandbox": args.sandbox, "python_network": args.python_network,
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,
-        "verify_claims": args.verify_claims, "search": args.search,
+        "verify_claims": args.verify_claims, "judge_model": args.judge_model, "search": args.search,
         "docs_dirs": tuple(args.docs_dirs or ()) or None,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),

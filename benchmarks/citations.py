@@ -1,6 +1,7 @@
 """Score the citation check (sources/check.py) on answers built from real page texts with planted faults.
 
-Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--misses]
+Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--set figures|meaning|both] [--tuning-only]
+       [--misses]
 
 Each case is one answer citing two pages the task "read" ([1] and [2], their text as scrape keeps it:
 tools.documents.page_text.extract_main_content on pages of the Zyte article-extraction set), with a third
@@ -12,6 +13,12 @@ sentence with an invented figure appended, an invented URL and the unread search
 
 Pages whose id starts with 0-9 make the tuning cases (the checker's rules were adjusted looking at them);
 pages starting with a-f make the held-out cases, never looked at while tuning. Both are printed.
+
+The meaning set (benchmarks/meaning_set.py, `--set meaning`) makes true claims (verbatim, a clause, reworded,
+two sentences merged) and subtly false ones (negated, a name swapped, a direction flipped, a figure changed)
+from the articles' reference text, split into the same two halves; per kind it prints the share judged right
+(true: supported; false: contradicted, unsupported or another failing verdict), the unchecked share and the
+check's CPU milliseconds per claim. `--tuning-only` prints the tuning half alone (while adjusting rules).
 """
 
 from __future__ import annotations
@@ -31,7 +38,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sources.check import FAILING, NOT_READ, UNSUPPORTED, WRONG_SOURCE, check_citations  # noqa: E402
+from benchmarks.meaning_set import (  # noqa: E402
+    FALSE_KINDS,
+    FIGURE,
+    TRUE_KINDS,
+    Article,
+    article,
+    claims_of,
+    name_pool,
+)
+from benchmarks.meaning_set import change_figure as change_digit  # noqa: E402
+from sources.check import (  # noqa: E402
+    CONTRADICTED,
+    FAILING,
+    NOT_READ,
+    SUPPORTED,
+    UNCHECKED,
+    UNSUPPORTED,
+    WRONG_SOURCE,
+    check_citations,
+)
 from sources.ledger import Read, SourceLedger  # noqa: E402
 
 # ../shared/data/article-extraction beside the checkout (a worktree's is one level further up)
@@ -40,10 +66,11 @@ DEFAULT_DATA = next((p / "shared" / "data" / "article-extraction" for p in ROOT.
                     ROOT.parent / "shared" / "data" / "article-extraction")
 ORIGINALS: dict[str, str] = {}  # changed-number claim -> the sentence it was made from (for --misses)
 CORRECT = ("correct: verbatim", "correct: respelled", "correct: trimmed", "correct: paraphrased")
-CAUGHT_BY = {"changed number": {UNSUPPORTED, WRONG_SOURCE}, "invented number": {UNSUPPORTED, WRONG_SOURCE},
+CAUGHT_BY = {"changed number": {UNSUPPORTED, WRONG_SOURCE, CONTRADICTED},
+             "invented number": {UNSUPPORTED, WRONG_SOURCE, CONTRADICTED},
              "swapped source": {WRONG_SOURCE}, "fabricated": {"fabricated"}, "invented URL": {NOT_READ},
              "unread search result": {NOT_READ}}
-_FIGURE = re.compile(r"(?<![\w\-.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w\-])|(?<![\w\-.,])\d+(?:\.\d+)?(?![\w\-])")
+_NEGATION = re.compile(r"(?i)^(?:not|never|no)$|n[’']t$")  # dropping one (or the word it negates) makes it false
 _SENTENCE = re.compile(r"\S.*?[.!?](?=\s+[\"“]?[A-Z]|\s*$)")
 _MONTH_DATE = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
                          r"December) (\d{1,2}), (\d{4})\b")
@@ -79,34 +106,24 @@ def figure_sentences(text: str) -> list[str]:
         line = line.strip().lstrip("#>*-| ").strip()
         for m in _SENTENCE.finditer(line):
             sentence = m.group(0).strip()
-            if 50 <= len(sentence) <= 280 and _FIGURE.search(sentence) and "http" not in sentence \
+            if 50 <= len(sentence) <= 280 and FIGURE.search(sentence) and "http" not in sentence \
                     and sentence[0].isupper() and "[" not in sentence:
                 out.append(sentence)
     return out
 
 
-def load_pages(data: Path, workers: int) -> list[Page]:
-    """Every page of the set with at least three figure sentences, in id order."""
+def scraped(data: Path, workers: int) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The set's ground truth ({id: {articleBody, url}}) and each page's text as scrape keeps it."""
     truth = json.loads((data / "ground-truth.json").read_text(encoding="utf-8"))
     jobs = [(pid, str(data / "html" / f"{pid}.html.gz"), truth[pid].get("url", "")) for pid in sorted(truth)]
     with Pool(workers) as pool:
-        texts = dict(pool.map(_extract, jobs))
+        return truth, dict(pool.map(_extract, jobs))
+
+
+def load_pages(truth: dict[str, dict[str, str]], texts: dict[str, str]) -> list[Page]:
+    """Every page of the set with at least three figure sentences, in id order."""
     pages = [Page(pid, truth[pid].get("url", ""), texts[pid], figure_sentences(texts[pid])) for pid in sorted(truth)]
     return [p for p in pages if len(p.sentences) >= 3 and p.url]
-
-
-def change_digit(sentence: str, rng: random.Random) -> str | None:
-    """The sentence with one digit of one figure changed (never the leading digit to 0)."""
-    figures = list(_FIGURE.finditer(sentence))
-    if not figures:
-        return None
-    m = rng.choice(figures)
-    digits = [i for i, ch in enumerate(m.group(0)) if ch.isdigit()]
-    i = rng.choice(digits)
-    old = m.group(0)[i]
-    choices = [d for d in "0123456789" if d != old and not (d == "0" and i == digits[0])]
-    new = m.group(0)[:i] + rng.choice(choices) + m.group(0)[i + 1:]
-    return sentence[:m.start()] + new + sentence[m.end():]
 
 
 def respell(sentence: str) -> str | None:
@@ -114,7 +131,7 @@ def respell(sentence: str) -> str | None:
     date = _MONTH_DATE.search(sentence)
     if date:
         return sentence[:date.start()] + f"{date.group(2)} {date.group(1)} {date.group(3)}" + sentence[date.end():]
-    for m in _FIGURE.finditer(sentence):
+    for m in FIGURE.finditer(sentence):
         text, after = m.group(0), sentence[m.end():]
         value = float(text.replace(",", ""))
         if after.startswith("%"):
@@ -133,9 +150,9 @@ def respell(sentence: str) -> str | None:
 def trim(sentence: str) -> str:
     """A few words around the sentence's first figure: a terse claim."""
     words = sentence.rstrip(".!?").split()
-    at = next(i for i, w in enumerate(words) if _FIGURE.search(w))
+    at = next(i for i, w in enumerate(words) if FIGURE.search(w))
     end = at + 5
-    while end < len(words) and _FIGURE.search(words[end - 1]):
+    while end < len(words) and FIGURE.search(words[end - 1]):
         end += 1  # a figure keeps the word after it (its unit or scale)
     text = " ".join(words[max(0, at - 6): end]).strip(",;:")
     first = next((i for i, ch in enumerate(text) if ch.isalpha()), 0)
@@ -143,7 +160,8 @@ def trim(sentence: str) -> str:
 
 
 def paraphrase(sentence: str, rng: random.Random) -> str:
-    """A lossy rewording: every figure (with the word after it) kept, but only about 40% of the other words."""
+    """A lossy rewording: every figure (with the word after it) and negation (with the word it negates) kept,
+    but only about 40% of the other words."""
     words = sentence.rstrip(".!?").split()
     quoted = False  # words inside a quotation stay: a changed quotation is a fault, not a paraphrase
     keep = []
@@ -151,7 +169,8 @@ def paraphrase(sentence: str, rng: random.Random) -> str:
         opens, closes = w.count("“") + w.count('"'), w.count("”") + w.count('"')
         inside = quoted or opens > 0
         quoted = (quoted or opens > 0) and not (closes > 0 and (quoted or w.count('"') != 1))
-        if inside or _FIGURE.search(w) or (i and _FIGURE.search(words[i - 1])) or rng.random() < 0.4:
+        if inside or FIGURE.search(w) or (i and FIGURE.search(words[i - 1])) or rng.random() < 0.4 \
+                or _NEGATION.search(w) or (i and _NEGATION.search(words[i - 1])):  # a negation keeps its word
             keep.append(w)
     return "Reportedly, " + " ".join(keep).strip(",;:")
 
@@ -211,9 +230,9 @@ def run(pages: list[Page], cases: int, seed: int) -> tuple[list[tuple[str, str, 
     for i in range(count):
         a, b, seen = pages[i], pages[(i + 1) % len(pages)], pages[(i + 2) % len(pages)]
         ledger, claims = build_case(a, b, seen, rng)
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: the machine is shared
         results += verdicts(ledger, claims, bullets=i % 2 == 0)
-        spent += time.perf_counter() - started
+        spent += time.process_time() - started
     return results, 1000 * spent / max(1, count)
 
 
@@ -238,6 +257,47 @@ def table(name: str, results: list[tuple[str, str, str]]) -> dict[str, tuple[int
     return per
 
 
+def meaning_run(articles: list[Article], others: list[Article], seed: int) -> tuple[list[tuple[str, str, str]], float]:
+    """(kind, claim, verdict) of every claim of the meaning set made from these articles; ms per claim."""
+    results, spent, count = [], 0.0, 0
+    pool = name_pool(others)
+    for i, a in enumerate(articles):
+        made = claims_of(a, pool, seed)
+        if not made:
+            continue
+        ledger = SourceLedger()
+        ledger.observe(a.text, [Read(a.url, "")])
+        neighbour = articles[(i + 1) % len(articles)]
+        ledger.observe(neighbour.text, [Read(neighbour.url, "")])
+        answer = "\n".join(f"- {text}" for _, text in made)
+        started = time.process_time()  # CPU time: the machine is shared, wall time says more about the others
+        found = check_citations(answer, ledger)
+        spent += time.process_time() - started
+        count += len(made)
+        for kind, text in made:
+            mine = [c for c in found if c.n == 1 and c.claim == text] or \
+                [c for c in found if c.n == 1 and c.claim and (c.claim in text or text in c.claim)]
+            results.append((kind, text, mine[0].verdict if mine else "none"))
+    return results, 1000 * spent / max(1, count)
+
+
+def meaning_table(name: str, results: list[tuple[str, str, str]], ms: float) -> None:
+    """Per kind: the share judged right (true: supported; false: flagged), the verdicts; unchecked share; ms."""
+    print(f"\n{name}: {len(results)} claims, {ms:.2f} ms (CPU) per claim, reading the sources included")
+    print(f"| {'claims':<26} | {'n':>4} | {'right':>6} | verdicts")
+    for kind in (*TRUE_KINDS, *FALSE_KINDS):
+        got = [v for k, _, v in results if k == kind]
+        right = sum(v == SUPPORTED if kind in TRUE_KINDS else v in FAILING for v in got)
+        spread = ", ".join(f"{v} {n}" for v, n in Counter(got).most_common())
+        print(f"| {kind:<26} | {len(got):>4} | {right / max(1, len(got)):>6.1%} | {spread}")
+    true = [v for k, _, v in results if k in TRUE_KINDS]
+    false = [v for k, _, v in results if k in FALSE_KINDS]
+    supported, flagged = sum(v == SUPPORTED for v in true), sum(v in FAILING for v in false)
+    print(f"true claims supported: {supported}/{len(true)} = {supported / max(1, len(true)):.1%}; false claims "
+          f"flagged: {flagged}/{len(false)} = {flagged / max(1, len(false)):.1%}; unchecked: "
+          f"{sum(v == UNCHECKED for _, _, v in results) / max(1, len(results)):.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the cases, check them and print the tables for the tuning and held-out halves."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -245,16 +305,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=1000, help="answers per half at most (default: one per page)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--set", choices=["figures", "meaning", "both"], default="both")
     parser.add_argument("--misses", action="store_true", help="list the tuning half's misses and false flags")
+    parser.add_argument("--tuning-only", action="store_true", help="the tuning half only (while adjusting rules)")
     args = parser.parse_args(argv)
-    pages = load_pages(args.data, args.workers)
+    truth, texts = scraped(args.data, args.workers)
+    if args.set != "meaning":
+        figures(load_pages(truth, texts), args)
+    if args.set != "figures":
+        meaning(truth, texts, args)
+    return 0
+
+
+def meaning(truth: dict[str, dict[str, str]], texts: dict[str, str], args: argparse.Namespace) -> None:
+    """The meaning set on both halves (tuning: ids 0-9, held out: a-f)."""
+    articles = [article(pid, truth[pid].get("url", ""), truth[pid].get("articleBody", ""), texts[pid])
+                for pid in sorted(truth) if texts[pid]]
+    print("\nmeaning set: true claims (verbatim, clause, reworded, merged) should be supported; false ones "
+          "(negated, name swapped, direction flipped, figure changed) flagged")
+    for name, tuning in (("tuning", True), ("held out", False))[:1 if args.tuning_only else 2]:
+        half = [a for a in articles if (a.id[0] in "0123456789") == tuning]
+        results, ms = meaning_run(half, half, args.seed)
+        meaning_table(f"meaning, {name}: {len(half)} articles", results, ms)
+        if args.misses and tuning:
+            for kind, text, verdict in results:
+                if (verdict != SUPPORTED) if kind in TRUE_KINDS else (verdict not in FAILING):
+                    print(f"  {kind} -> {verdict}: {text}")
+
+
+def figures(pages: list[Page], args: argparse.Namespace) -> None:
+    """The figure set (planted faults in answers citing two pages) on both halves."""
     tuning = [p for p in pages if p.id[0] in "0123456789"]
     held_out = [p for p in pages if p.id[0] not in "0123456789"]
     print(f"{len(pages)} pages with 3+ figure sentences: {len(tuning)} tuning, {len(held_out)} held out")
-    for name, group in (("tuning", tuning), ("held out", held_out)):
+    for name, group in (("tuning", tuning), ("held out", held_out))[:1 if args.tuning_only else 2]:
         results, ms = run(group, args.cases, args.seed)
-        table(f"{name}: {min(args.cases, len(group))} answers, {len(results)} claims, {ms:.1f} ms per answer's check",
-              results)
+        table(f"{name}: {min(args.cases, len(group))} answers, {len(results)} claims, {ms:.1f} ms (CPU) per answer's "
+              "check", results)
         if args.misses and name == "tuning":
             for category, text, verdict in results:
                 wrong = verdict in FAILING | {"none"} if category in CORRECT else verdict not in CAUGHT_BY[category]
@@ -262,7 +349,6 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {category} -> {verdict}: {text}")
                     if category == "changed number":
                         print(f"      (from: {ORIGINALS.get(text, '?')})")
-    return 0
 
 
 if __name__ == "__main__":

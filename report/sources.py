@@ -24,7 +24,7 @@ def verdict_label(verdict: str) -> str:
 
 
 def verdict_mark(verdict: str) -> str:
-    """✓ supported, ✗ failing (fabricated, unsupported, wrong source, not read), · unchecked."""
+    """✓ supported, ✗ failing (contradicted, fabricated, unsupported, wrong source, not read), · unchecked."""
     return "✓" if verdict == SUPPORTED else "✗" if verdict in FAILING else "·"
 
 
@@ -97,12 +97,19 @@ def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Map
 
 
 def citation_line(c: Mapping[str, Any]) -> str:
-    """`- ✗ **fabricated** [7] the claim` (failing verdicts in bold), with the model's verdict when asked."""
+    """`- ✗ **contradicted** [7] the claim — says ‘rose’, the source says ‘fell’` (failing verdicts in bold, with
+    why), with the judge model's verdict when one was asked."""
     verdict = str(c.get("verdict"))
     label = f"**{verdict_label(verdict)}**" if verdict in FAILING else verdict_label(verdict)
     where = f"[{c['n']}]" if c.get("n") is not None else _md_address(str(c.get("url"))) if verdict == NOT_READ else ""
     model = f" (model: {c['model_verdict']})" if c.get("model_verdict") else ""
-    return f"- {verdict_mark(verdict)} {label}{model} {where} {_md_text(claim_text(c))[:400]}"
+    why = f" — {_md_text(reason(c))}" if reason(c) else ""
+    return f"- {verdict_mark(verdict)} {label}{model} {where} {_md_text(claim_text(c))[:400]}{why}"
+
+
+def reason(c: Mapping[str, Any]) -> str:
+    """Why a claim is not supported, in a few words (records written before reasons were kept: "")."""
+    return " ".join(str(c.get("reason") or "").split())[:200] if c.get("verdict") != SUPPORTED else ""
 
 
 def claim_text(c: Mapping[str, Any]) -> str:

@@ -8,6 +8,7 @@ is made up: it says nothing could be read.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,9 +19,8 @@ from research.repair import bare, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
 from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations
 from sources.ledger import SourceLedger
-from sources.verify import best_passage
+from sources.verify import verify_citations
 
-PASSAGE_CHARS = 1500
 NOTHING_READ = ("Nothing could be read for this question: no page, document or file that the research tried "
                 "could be read (each attempt and why it failed is listed under Sources), so there is no report "
                 "to give and no citation was made up.")
@@ -41,10 +41,11 @@ class Draft:
 
 
 def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], call: Caller | None,
-            report: ResearchReport) -> dict[int, str]:
+            report: ResearchReport, judge: Caller | None = None) -> dict[int, str]:
     """Fill `report` (body, sources, citations, repair); the text of each numbered source, by number.
 
-    `call` None: no model may be called (a cap or a stop): the findings are the sections.
+    `call` None: no model may be called (a cap or a stop): the findings are the sections. `judge` (--judge-model)
+    also judges each delivered claim the model-free check supports or leaves unchecked.
     """
     ledger = pool(found)
     report.not_read = [{"url": s.url, "title": s.title, "error": s.error} for s in ledger.sources if not s.read]
@@ -68,7 +69,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
     final, uncited = renumbered(ledger, order)
     report.body = rewrite_markers(body, order.get)
-    report.citations = delivered_citations(report.body, final, citations, order)
+    report.citations = delivered_citations(report.body, final, citations, order, judge)
     report.sources = [{"n": s.n, "url": s.url, "title": s.title} for s in final.read_sources() if s.n in
                       order.values()]
     report.also_read = [{"url": s.url, "title": s.title} for s in uncited]
@@ -134,14 +135,17 @@ def _fewer_supported(revised: Sequence[Citation], draft: Sequence[Citation]) -> 
 
 
 def delivered_citations(body: str, ledger: SourceLedger, last: Sequence[Citation],
-                        order: dict[int, int]) -> list[dict[str, object]]:
+                        order: dict[int, int], judge: Caller | None = None) -> list[dict[str, object]]:
     """The delivered text's citations, checked again with the final numbers, each with the passage of its
-    source it was judged against; a claim whose only citations named no source keeps its fabricated verdict."""
+    source it was judged against (and the judge model's verdict); a claim whose only citations named no source
+    keeps its fabricated verdict."""
     out = []
-    for c in check_citations(body, ledger):
-        source = ledger.number(c.n) if c.n is not None else None
-        passage = best_passage(bare(c.claim), source.text)[:PASSAGE_CHARS] if source else ""
-        out.append({**c.record(), "claim": unmarked(c.claim), "passage": passage})
+    delivered = check_citations(body, ledger)
+    if judge is not None:
+        with contextlib.suppress(StopRequested):  # a stop while judging: the claims not yet judged have none
+            verify_citations(delivered, ledger, lambda messages: judge(messages, "judge").text)
+    for c in delivered:
+        out.append({**c.record(), "claim": unmarked(c.claim), "passage": c.passage})
     checked = {bare(str(c["claim"])) for c in out}
     for c in last:
         claim = bare(rewrite_markers(c.claim, order.get))

@@ -129,9 +129,11 @@ class Research:
         return report
 
     def _roles(self, limits: RateLimits) -> dict[str, Any]:
-        """The planning and writing calls' own models, when --planner-model / --writer-model name them."""
+        """The planning, writing and judging calls' own models, when --planner-model / --writer-model /
+        --judge-model name them."""
         s, roles = self.settings, {}
-        for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair"))):
+        for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair")),
+                               (s.judge_model, ("judge",))):
             if spec and spec != s.model:
                 model = build_model(replace(s, model=spec, fallback_models=()), limits=limits)
                 roles.update(dict.fromkeys(purposes, model))
@@ -154,7 +156,8 @@ class Research:
                                 finished=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
         self.progress.line("writing the report and checking every citation")
         writer = None if self.stop.is_set() or _exhausted(gather) else call
-        texts = compose(self.question, plan, found, writer, report)
+        judge = writer if settings.judge_model else None  # --judge-model: also on the report's claims ("judge" role)
+        texts = compose(self.question, plan, found, writer, report, judge)
         note_across_languages(report, texts)
         report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)

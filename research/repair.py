@@ -1,9 +1,10 @@
 """Check and repair before delivery: every claim against the text of the source it cites (sources/check.py).
 
-Failing claims (fabricated, not_read, wrong_source, unsupported) go back to the writer once, each named with
-its verdict and what the sources say (for a wrong source: the sources that do hold its facts). The revised
-report is checked again; a claim that still fails is marked `⚠ unsupported (verdict)` where it stands, and a
-citation of a source that does not exist loses its number (it could only point at a wrong one).
+Failing claims (fabricated, not_read, wrong_source, unsupported, contradicted) go back to the writer once, each
+named with its verdict, why, and what the sources say (for a wrong source: the sources that do hold it). The
+revised report is checked again; a claim that still fails is marked where it stands (`⚠ contradicted`, or
+`⚠ unsupported (verdict)`), and a citation of a source that does not exist loses its number (it could only
+point at a wrong one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from report.research import MARK
 from report.sources import verdict_label
 from sources.check import (
+    CONTRADICTED,
     FABRICATED,
     FAILING,
     MARKER,
@@ -26,7 +28,6 @@ from sources.check import (
     markers,
 )
 from sources.ledger import SourceLedger
-from sources.verify import best_passage
 
 PROMPT = """Your report below was checked claim by claim against the text of the sources it cites. These \
 claims failed the check:
@@ -42,7 +43,8 @@ Sources:
 
 Report:
 {report}"""
-_MARKED = re.compile(r"\s*" + re.escape(MARK) + r"(?: \([a-z ]+\))?")
+CONTRADICTED_MARK = "⚠ contradicted"
+_MARKED = re.compile(r"\s*(?:" + re.escape(MARK) + r"(?: \([a-z ]+\))?|" + re.escape(CONTRADICTED_MARK) + ")")
 _CLOSING = re.compile(r"(?P<stop>[.!?][\"”’)]*)(?P<markers>(?:\s*\[[\d,;\s–-]+\])*)\s*$")
 PASSAGE = 300  # characters of the cited source's best passage shown with an unsupported claim
 
@@ -74,10 +76,12 @@ def _hint(c: Citation, ledger: SourceLedger) -> str:
     holders = supporting(c.claim, ledger)
     if c.verdict == WRONG_SOURCE and holders:
         return "its facts are in " + ", ".join(f"[{n}]" for n in holders) + f", not in [{c.n}]"
-    source = ledger.number(c.n) if c.n is not None else None
-    said = " ".join(best_passage(bare(c.claim), source.text).split())[:PASSAGE] if source else ""
-    return f"no source read states its facts; [{c.n}] says: \u201c{said}\u201d" if said else \
-        "no source read states its facts"
+    said = " ".join(c.passage.split())[:PASSAGE]
+    why = f"{c.reason}; " if c.reason else ""
+    if c.verdict == CONTRADICTED:
+        return f"[{c.n}] says otherwise: {why}it says: \u201c{said}\u201d"
+    return f"{why}no source read states it; [{c.n}] says: \u201c{said}\u201d" if said else \
+        f"{why}no source read states it"
 
 
 def unmarked(claim: str) -> str:
@@ -113,13 +117,15 @@ def _cited(claim: str) -> list[str]:
 
 
 def mark(report: str, citations: Sequence[Citation], ledger: SourceLedger) -> str:
-    """The report with `⚠ unsupported (verdict)` after each claim that fails, fabricated numbers removed."""
+    """The report with `⚠ contradicted` or `⚠ unsupported (verdict)` after each claim that fails, fabricated
+    numbers removed."""
     for f in failing(citations, ledger):
         claim = f.claim
         if f.verdict == FABRICATED:
             claim = re.sub(r"\s*" + MARKER.pattern, lambda m: _keep_read(m.group(0), ledger), claim).strip()
         label = "" if f.verdict == "unsupported" else f" ({verdict_label(f.verdict)})"
-        report = report.replace(f.claim, marked(claim, MARK + label), 1)
+        report = report.replace(f.claim, marked(claim, CONTRADICTED_MARK if f.verdict == CONTRADICTED else
+                                                MARK + label), 1)
     return report
 
 

@@ -29,6 +29,7 @@ from tools.base import Tool
 from tools.builtin import default_tools, load_tool_factories
 from tools.cached import cache_network_tools
 from tools.documents.detect import attachment_hint
+from tools.models import tool_model
 from tools.safe_open import WorkspacePathError, replace_file
 from tools.sandbox.defuse import defuse
 
@@ -74,7 +75,8 @@ def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec:
         tool_timeout=settings.tool_timeout,
         memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
         answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,
-        temperature=settings.temperature, on_event=on_event, verify_claims=settings.verify_claims == "model")
+        temperature=settings.temperature, on_event=on_event, verify_claims=settings.verify_claims == "model",
+        judge=(lambda: tool_model(settings.judge_model or "", settings)) if settings.judge_model else None)
 
 
 def task_tools(settings: Settings, workspace: Path) -> list[Tool]:

@@ -15,10 +15,12 @@ from config import Settings
 from core.errors import TaskFileError
 from core.text import money, report_safe, terminal_safe
 from report.markdown import DONE_STATUSES, TaskRecord
+from report.sources import claim_text, reason, verdict_label, verdict_mark
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.estimate import estimate
 from run.stopping import Stopper
 from run.store import RunStore
+from sources.check import FAILING, claims_line
 from telemetry.setup import start_tracing
 
 with contextlib.suppress(ImportError):  # not on every platform
@@ -62,6 +64,11 @@ def answer_text(r: TaskRecord) -> str:
     read = [s for s in r.sources if s.get("read", True)]
     if read:
         lines += ["", "Sources:"] + [source_line(s) for s in read]
+    if r.citations:  # the check of its claims: the counts, then each failing one with why
+        lines += ["", f"Citations: {claims_line(r.citations)}"]
+        lines += [terminal_safe(f"{verdict_mark(str(c['verdict']))} {verdict_label(str(c['verdict']))} "
+                                f"[{c.get('n') or c.get('url')}] {claim_text(c)} — {reason(c)}".rstrip(" —"),
+                                one_line=True) for c in r.citations if c.get("verdict") in FAILING]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cache.model import build_models, model_specs
+from cache.model import build_models, model_for, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from core.text import terminal_safe
@@ -90,6 +90,8 @@ def checked_models(settings: Settings, output: Path | None, limits: RateLimits |
     if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
         print(warning, file=sys.stderr)
     limits = limits or RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task
+    if settings.judge_model:  # a bad --judge-model spec or a missing key: exit 2 now, not after the first answer
+        model_for(settings.judge_model, settings)
     return build_models(settings, limits=limits)
 
 

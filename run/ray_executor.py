@@ -150,7 +150,7 @@ class RayBatchRunner(BatchRunner):
             model=s.model or self.model_spec, prices_file=s.prices_file and s.prices_file.resolve(),
             mcp_config=s.mcp_config and s.mcp_config.resolve()))
         specs = [settings.model or "", *s.fallback_models, s.summary_model or "", s.vision_model or "",
-                 s.transcribe_model or ""]
+                 s.transcribe_model or "", s.judge_model or ""]
         b = self.budget
         needs = keys_needed(s, specs) + credential_urls(s)  # a proxy's password stays on the nodes too
         return NodeJob(settings, self.model_spec, self.answer_style, needs, limits, spend,

@@ -1,11 +1,13 @@
 """The citation check after a Final Answer: each `[n]` claim against the text source n gave, no model needed.
 
-Verdicts, one per claim and cited source:
+Verdicts, one per claim and cited source, each with a reason in a few words and the passage it was judged
+against (meaning.py aligns the claim with it):
 - fabricated: n is not a source this task read;
-- supported: the claim's checkable facts (facts.py) occur in the sources it cites;
-- wrong_source: they occur, but only in another source the task read;
-- unsupported: some occur in no source the task read;
-- unchecked: the claim has nothing checkable (no number, date or quoted phrase).
+- supported: its names, figures, dates and words are in the source, with the same polarity and direction;
+- contradicted: the passage says otherwise (a negation added or dropped, a direction reversed, another figure);
+- wrong_source: the cited source does not hold it, another source the task read does;
+- unsupported: a name, figure, date or content word of it is nowhere in the source;
+- unchecked: the source gave no text (or the claim says nothing to check).
 Any URL in the answer that the task never read successfully: not_read.
 """
 
@@ -17,36 +19,48 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sources.facts import Fact, SourceText, claim_facts, keywords
+from sources.facts import Fact, SourceText, claim_facts
 from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
+from sources.meaning import (
+    ABBREVIATION,
+    CONTRADICTED,
+    SUPPORTED,
+    UNCHECKED,
+    UNSUPPORTED,
+    Judgement,
+    joined,
+    judge,
+    passages,
+)
 
-SUPPORTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED = (
-    "supported", "unsupported", "wrong_source", "fabricated", "not_read", "unchecked")
-FAILING = frozenset({UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ})
+WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
+VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)
+FAILING = frozenset({CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ})
 MARKER = re.compile(r"\[(\d{1,3}(?:\s*(?:[,;]|[-–])\s*\d{1,3})*)\]")
 _URL = re.compile(r"https?://[^\s<>\"'`\]\[)]+")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _END = re.compile(r"""(?<=[.!?])["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s+["“(*_]*[A-Z0-9])""")
-_ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|approx|e\.g|i\.e|U\.S|U\.K|Jan|Feb|"
-                           r"Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Gen|Gov|Sen|Rep|Prof|Lt|Col|Capt))\.$")
 
 
 @dataclass
 class Citation:
-    """One cited claim (or one URL of the answer) and its verdict; model_verdict is --verify-claims model's."""
+    """One cited claim (or one URL of the answer), its verdict, why, and the passage it was judged against;
+    model_verdict is the judge model's (--judge-model, --verify-claims model)."""
 
     n: int | None
     url: str | None
     claim: str
     verdict: str
     model_verdict: str | None = None
+    reason: str = ""
+    passage: str = ""
 
     def record(self) -> dict[str, Any]:
-        """As results.jsonl holds it: {n, url, claim, verdict} (+ model_verdict when the model was asked)."""
+        """As results.jsonl holds it: {n, url, claim, verdict} (+ reason, passage, model_verdict when there)."""
         out: dict[str, Any] = {"n": self.n, "url": self.url, "claim": self.claim, "verdict": self.verdict}
-        if self.model_verdict is not None:
-            out["model_verdict"] = self.model_verdict
+        out |= {k: v for k, v in (("reason", self.reason), ("passage", self.passage),
+                                  ("model_verdict", self.model_verdict)) if v}
         return out
 
 
@@ -59,7 +73,7 @@ def claims(answer: str) -> list[str]:
             continue
         start = 0
         for m in _END.finditer(line):
-            if _ABBREVIATION.search(line[start:m.start()].rstrip("\"”’)")):
+            if ABBREVIATION.search(line[start:m.start()].rstrip("\"”’)")):
                 continue
             out.append(line[start:m.end()].strip())
             start = m.end()
@@ -85,42 +99,69 @@ def _is_reference_line(claim: str) -> bool:
 
 def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
     """Every `[n]` claim of the answer with its verdict, then every URL in it the task never read."""
-    texts: dict[int | None, SourceText] = {s.n: SourceText(s.text) for s in ledger.read_sources()}
+    texts = {s.n: s.text for s in ledger.read_sources() if s.n is not None}
     out: list[Citation] = []
     for claim in claims(answer):
         cited = markers(claim)
         if not cited or _is_reference_line(claim):
             continue
-        bare = MARKER.sub(" ", claim)
-        facts, anchors = claim_facts(bare), keywords(_URL.sub(" ", bare))
+        bare = _URL.sub(" ", MARKER.sub(" ", claim))
         known = [n for n in cited if n in texts]
-        if (crossed := across_languages(bare, [texts[n].text for n in known])) is not None:  # sources/language.py
-            facts, anchors = claim_facts(crossed[0]), crossed[1]
-        verdict = _verdict(facts, anchors, known, texts) if known else FABRICATED
-        if crossed is not None and verdict == UNSUPPORTED:  # a page in the claim's own language may hold it as written
-            again = _verdict(claim_facts(bare), keywords(_URL.sub(" ", bare)), known, texts)
-            verdict = again if again in (SUPPORTED, WRONG_SOURCE) else verdict
+        found = verdict(bare, known, texts) if known else None
         for n in cited:
             source = ledger.number(n)
-            out.append(Citation(n, source.url if source else None, claim, verdict if n in texts else FABRICATED))
+            j = found if found is not None and n in texts else Judgement(FABRICATED, f"[{n}] is no source this task "
+                                                                                     "read")
+            out.append(Citation(n, source.url if source else None, claim, j.verdict, reason=j.reason,
+                                passage=j.passage))
     out += not_read(answer, ledger)
     return out
 
 
-def _verdict(facts: list[Fact], anchors: set[str], cited: list[int], texts: Mapping[int | None, SourceText]) -> str:
+def verdict(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
+    """The claim (without markers) against the sources it cites, read as one; an unsupported or contradicted
+    claim that another source the task read supports on its own is wrong_source. A claim in another language
+    than its sources (sources/language.py) is judged on its names, figures and dates only."""
+    if (crossed := across_languages(claim, [texts[n] for n in cited])) is None:
+        return _meaning(claim, cited, texts)
+    found = _across(claim_facts(crossed[0]), crossed[1], cited, texts)
+    if found.verdict != UNSUPPORTED:
+        return found
+    again = _meaning(claim, cited, texts)  # a page in the claim's own language may hold it as written
+    return again if again.verdict in (SUPPORTED, WRONG_SOURCE) else found
+
+
+def _across(facts: list[Fact], anchors: set[str], cited: list[int], texts: Mapping[int, str]) -> Judgement:
+    """A claim in another language than its source: its figures and dates, near its names, in the source."""
     if not facts:
-        return UNCHECKED
+        return Judgement(UNCHECKED, "another language than the source, and no figure or date to check")
+    read = {n: SourceText(text) for n, text in texts.items()}
     needed = Counter(facts)  # a figure the claim states twice must occur twice
 
-    def found(fact: Fact, numbers: Iterable[int | None]) -> bool:
-        return sum(texts[n].count(fact, anchors) for n in numbers) >= needed[fact]
+    def found(fact: Fact, numbers: Iterable[int]) -> bool:
+        return sum(read[n].count(fact, anchors) for n in numbers) >= needed[fact]
 
     in_cited = {f: found(f, cited) for f in needed}
     if all(in_cited.values()):
-        return SUPPORTED
-    if all(ok or found(f, texts) for f, ok in in_cited.items()):
-        return WRONG_SOURCE
-    return UNSUPPORTED
+        return Judgement(SUPPORTED, "judged on its names, figures and dates (another language than the source)")
+    other = next((n for n in texts if n not in cited and all(found(f, [n]) for f in needed)), None)
+    if other is not None:
+        return Judgement(WRONG_SOURCE, f"its figures are in [{other}], not in the source it cites")
+    return Judgement(UNSUPPORTED, "a figure or date of it is not in the source (judged across languages)")
+
+
+def _meaning(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
+    """The model-free meaning check (meaning.py) against the cited sources, then the others for wrong_source."""
+    facts = claim_facts(claim)
+    found = judge(claim, passages(texts[cited[0]]) if len(cited) == 1 else joined(texts[n] for n in cited), facts)
+    if found.verdict not in (UNSUPPORTED, CONTRADICTED):
+        return found
+    for n, text in texts.items():
+        if n not in cited:
+            other = judge(claim, passages(text), facts)
+            if other.verdict == SUPPORTED:
+                return Judgement(WRONG_SOURCE, f"it is in [{n}], not in the source it cites", other.passage)
+    return found
 
 
 def not_read(answer: str, ledger: SourceLedger) -> list[Citation]:
@@ -140,7 +181,7 @@ def not_read(answer: str, ledger: SourceLedger) -> list[Citation]:
 
 def counts(citations: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """How many citations have each verdict."""
-    out = dict.fromkeys((SUPPORTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED), 0)
+    out = dict.fromkeys(VERDICTS, 0)
     for c in citations:
         verdict = str(c.get("verdict"))
         out[verdict] = out.get(verdict, 0) + 1
@@ -148,8 +189,10 @@ def counts(citations: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def claims_line(citations: Iterable[Mapping[str, Any]]) -> str:
-    """`N claims: S supported, U unsupported, W wrong source, F fabricated, R not read` (+ unchecked if any)."""
+    """`N claims: S supported, U unsupported, W wrong source, F fabricated, R not read` (+ C contradicted after
+    supported, and unchecked, when there are any)."""
     c = counts(citations)
-    line = (f"{sum(c.values())} claims: {c[SUPPORTED]} supported, {c[UNSUPPORTED]} unsupported, "
+    contradicted = f"{c[CONTRADICTED]} contradicted, " if c[CONTRADICTED] else ""
+    line = (f"{sum(c.values())} claims: {c[SUPPORTED]} supported, {contradicted}{c[UNSUPPORTED]} unsupported, "
             f"{c[WRONG_SOURCE]} wrong source, {c[FABRICATED]} fabricated, {c[NOT_READ]} not read")
     return line + (f", {c[UNCHECKED]} unchecked" if c[UNCHECKED] else "")

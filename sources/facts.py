@@ -55,6 +55,7 @@ _UNITS = {
 _PREFIX_UNITS = {"$": "usd", "us$": "usd", "usd": "usd", "€": "eur", "eur": "eur", "£": "gbp", "gbp": "gbp",
                  "¥": "jpy", "₹": "inr"}
 _SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12, "bn": 9, "mn": 6, "tn": 12, "k": 3}
+UNIT_WORDS = frozenset(w for name in (*_UNITS, *_SCALES, "hundred") for w in name.split() if w.isalpha())
 _UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
 _NUMBER = re.compile(
     rf"""(?<![\w.,/\-])

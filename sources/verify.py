@@ -1,8 +1,10 @@
-"""--verify-claims model: the model reads each cited claim beside the best-matching passage of its source.
+"""A judge model beside the model-free check: --judge-model MODEL, or --verify-claims model (the task's own).
 
-Its verdict (supported, unsupported, unclear; skipped when a cap, the deadline or an error stopped it) is
-recorded beside the deterministic one, never instead of it. `ask` is the task's own model call, so these
-calls count toward the task's cost and spend caps.
+The model reads each cited claim the model-free check (check.py) calls supported or leaves unchecked, beside
+the passage of its source that check judged it against, and says SUPPORTED, CONTRADICTED or UNSUPPORTED.
+Its verdict (or unclear; skipped when a cap, the deadline or an error stopped it) is recorded beside the
+model-free one, never instead of it; claims that check already fails are not sent (they are flagged either
+way). `ask` is the caller's model call, so these calls count toward the task's cost and spend caps.
 """
 
 from __future__ import annotations
@@ -12,11 +14,9 @@ from collections.abc import Callable
 
 from core.chat import Message
 from core.errors import LLMError, LLMFatalError, TaskDeadlineExceeded
-from sources.check import FABRICATED, MARKER, NOT_READ, Citation
-from sources.facts import SourceText, claim_facts, keywords
+from sources.check import MARKER, SUPPORTED, UNCHECKED, Citation
 from sources.ledger import SourceLedger
 
-PASSAGE_CHARS = 1200
 PROMPT = """You check whether a passage of a source supports a claim that cites it.
 
 Source: {header}
@@ -27,58 +27,34 @@ Passage:
 
 Claim: {claim}
 
-Does the passage state every fact of the claim (numbers, dates, names, quotations)? Reply with one word:
-SUPPORTED or UNSUPPORTED."""
-
-
-def passages(text: str, size: int = PASSAGE_CHARS) -> list[str]:
-    """The text cut into passages of about `size` characters along paragraph breaks (long ones split)."""
-    out: list[str] = []
-    current = ""
-    for paragraph in re.split(r"\n\s*\n", text):
-        for start in range(0, max(len(paragraph), 1), size):
-            piece = paragraph[start:start + size].strip()
-            if not piece:
-                continue
-            if current and len(current) + len(piece) > size:
-                out.append(current)
-                current = ""
-            current = f"{current}\n\n{piece}" if current else piece
-    return out + ([current] if current else [])
-
-
-def best_passage(claim: str, text: str) -> str:
-    """The passage of `text` holding most of the claim's facts, then most of its words."""
-    facts, words = claim_facts(claim), keywords(claim)
-    best, best_score = "", (-1, -1)
-    for passage in passages(text):
-        indexed = SourceText(passage)
-        score = (sum(indexed.holds(f, set()) for f in facts), len(words & keywords(passage)))
-        if score > best_score:
-            best, best_score = passage, score
-    return best
+Does the passage state what the claim says (its names, numbers, dates, quotations, and who did what, in which
+direction, with the same negation)? Reply with one word: SUPPORTED, CONTRADICTED (the passage says otherwise)
+or UNSUPPORTED (the passage does not say it)."""
+JUDGED = (SUPPORTED, UNCHECKED)  # the model-free verdicts a judge model is asked about
 
 
 def model_verdict(reply: str) -> str:
-    """supported / unsupported / unclear from the model's reply."""
-    first = re.search(r"\b(unsupported|not supported|supported)\b", reply.lower())
+    """supported / contradicted / unsupported / unclear from the model's reply."""
+    first = re.search(r"\b(unsupported|not supported|contradicted|contradicts|supported)\b", reply.lower())
     if first is None:
         return "unclear"
-    return "supported" if first.group(1) == "supported" else "unsupported"
+    word = first.group(1)
+    return "supported" if word == "supported" else "contradicted" if word.startswith("contradict") else "unsupported"
 
 
 def verify_citations(citations: list[Citation], ledger: SourceLedger, ask: Callable[[list[Message]], str]) -> None:
-    """Set model_verdict on each citation of a source the task read; stops (skipped) at a cap or the deadline."""
+    """Set model_verdict on each supported or unchecked citation of a source the task read; stops (skipped) at a
+    cap or the deadline."""
     stopped = False
     for citation in citations:
         source = ledger.number(citation.n) if citation.n is not None else None
-        if source is None or citation.verdict in (FABRICATED, NOT_READ):
+        if source is None or citation.verdict not in JUDGED:
             continue
         if stopped:
             citation.model_verdict = "skipped"
             continue
-        claim = MARKER.sub("", citation.claim).strip()
-        prompt = PROMPT.format(header=source.header(), passage=best_passage(claim, source.text), claim=claim)
+        claim = " ".join(re.sub(r"\s*" + MARKER.pattern, "", citation.claim).split())
+        prompt = PROMPT.format(header=source.header(), passage=citation.passage or source.text[:1200], claim=claim)
         try:
             citation.model_verdict = model_verdict(ask([{"role": "user", "content": prompt}]))
         except LLMFatalError:

@@ -54,7 +54,7 @@ def cookie(site: ObstacleSite) -> list[Step]:
             lambda o: {"action": "click", "ref": ref(o, "button", "Search")},  # under the banner
             lambda o: {"action": "click", "ref": ref(o, "button", "Accept all")},  # listed in the error
             lambda o: {"action": "type", "ref": ref(o, "textbox", "Search"), "text": "kettle", "submit": True},
-            lambda o: f"The shop's search finds 6 results [{source_number(o, '/search?q=kettle')}]."]
+            lambda o: f"There are 6 results for kettle [{source_number(o, '/search?q=kettle')}]."]
 
 
 def catalog(site: ObstacleSite) -> list[Step]:
@@ -212,7 +212,7 @@ def test_a_cookie_banner_is_named_then_dismissed_and_the_search_form_used(run: d
     assert "/search?q=kettle" in run["site"].paths("GET")
     source = next(s for s in record["sources"] if s["url"].endswith("/search?q=kettle"))
     assert source["title"] == "Search results" and source["read"] and source["n"]
-    assert record["answer"] == f"The shop's search finds 6 results [{source['n']}]."
+    assert record["answer"] == f"There are 6 results for kettle [{source['n']}]."
     assert [c["verdict"] for c in record["citations"]] == ["supported"]
 
 

@@ -102,7 +102,7 @@ def test_facts_are_cited_to_their_file_and_page_and_a_wrong_figure_is_flagged(tm
     urls = [s["url"] for s in record["sources"]]
     assert urls == ["harbour-report.pdf, p. 3", "minutes.docx, § Board minutes", "notes.md, § Dredging"]
     assert [(c["n"], c["verdict"]) for c in record["citations"]] == [
-        (1, "supported"), (2, "supported"), (3, "supported"), (1, "unsupported")]  # 41.2 is on no page
+        (1, "supported"), (2, "supported"), (3, "supported"), (1, "contradicted")]  # the page says 38.6, not 41.2
     results = (tmp_path / "results.md").read_text()
     assert "harbour-report.pdf, p. 3" in results and "minutes.docx, § Board minutes" in results
     assert PLANTED not in results

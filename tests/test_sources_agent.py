@@ -71,7 +71,9 @@ def test_sources_are_numbered_in_observations_and_citations_checked(web: Loopbac
     assert obs[4].startswith(f"[1] Riverton census 2020 — {web.url}/census\n")  # read again: same number
     assert result.sourced and result.sources == [f"{web.url}/census", "notes.txt"]
     assert [(c.n, c.verdict) for c in result.citations] == [
-        (1, "supported"), (2, "supported"), (1, "unsupported"), (5, "fabricated"), (None, "not_read")]
+        (1, "supported"), (2, "supported"), (1, "contradicted"), (5, "fabricated"), (None, "not_read")]
+    assert result.citations[2].reason == "says 41, the source says 14"  # why, and the passage it was judged on
+    assert result.citations[2].passage.startswith("The city covers 412 square kilometres")
     assert result.citations[-1].url == f"{web.url}/history"  # /census/ was read (trailing slash aside)
 
     record = record_from_result(Task(1, "How big is Riverton?", "task-1"), result)
@@ -80,9 +82,10 @@ def test_sources_are_numbered_in_observations_and_citations_checked(web: Loopbac
         {"n": 2, "url": "notes.txt", "title": "", "read": True, "error": None},
         {"n": None, "url": f"{web.url}/missing", "title": "", "read": False,
          "error": f"could not scrape {web.url}/missing: the server answered HTTP 404 Not Found"}]
-    assert record.sourced is True and record.citations[0] == {
+    assert record.sourced is True and {k: record.citations[0][k] for k in ("n", "url", "claim", "verdict")} == {
         "n": 1, "url": f"{web.url}/census", "claim": "Riverton had 2.148 million residents in 2020 [1].",
         "verdict": "supported"}
+    assert "2,148,000" in record.citations[0]["passage"] and record.citations[0]["reason"]
     assert [(f["step"], f["tool"]) for f in record.tool_failures] == [(1, "search"), (3, "scrape")]
     assert "dns error" in record.tool_failures[0]["error"]
 
@@ -167,7 +170,7 @@ def test_a_file_the_python_tool_opens_is_a_numbered_source_and_a_saved_download_
     llm = ScriptedLLM([act("scrape", url=f"{web.url}/census", save_as="census.html"),
                        f'Action: python\nAction Input: {{"code": "{code}"}}',
                        'Action: python\nAction Input: {"code": "print(len(open(\'census.html\').read()) > 0)"}',
-                       "Final Answer: Sales grew by 50 [2]. Riverton has 2,148,000 people [1]."])
+                       "Final Answer: The growth was 50 [2]. Riverton has 2,148,000 people [1]."])
     agent_tools = [ScrapeTool(tmp_path, Settings(scrape_allow_private=True)), PythonTool(tmp_path, Settings())]
     result = ReActAgent(llm, agent_tools).run("How much did sales grow?")
     assert result.steps[1].observation.startswith("[2] sales.csv\n") and "growth 50" in result.steps[1].observation

@@ -40,14 +40,14 @@ def test_a_fact_spelled_another_common_way_is_supported(claim: str) -> None:
 
 
 @pytest.mark.parametrize(("claim", "verdict"), [
-    ("Riverton has 2,184,000 inhabitants [1].", "unsupported"),  # a changed figure
-    ("Riverton has about 2.6 million inhabitants [1].", "unsupported"),  # rounding cannot excuse it
-    ("The census figures came out on March 4, 2021 [1].", "unsupported"),  # a changed date
-    ("The mayor called it \"the slowest growth in our history\" [1].", "unsupported"),  # a changed quotation
+    ("Riverton has 2,184,000 inhabitants [1].", "contradicted"),  # a changed figure, where the passage has another
+    ("Riverton has about 2.6 million inhabitants [1].", "contradicted"),  # rounding cannot excuse it
+    ("The census figures came out on March 4, 2021 [1].", "contradicted"),  # a changed date
+    ("The mayor called it \"the slowest growth in our history\" [1].", "contradicted"),  # a changed quotation
     ("The city covers 412 square miles [1].", "unsupported"),  # the same number, another unit
     ("The port handled 38.6 million tonnes of cargo in 2019 [1].", "wrong_source"),  # it is source 2's figure
     ("Riverton has 2,148,000 inhabitants [3].", "fabricated"),  # only 2 sources were read
-    ("Riverton is a pleasant city [1].", "unchecked"),  # nothing to check
+    ("Riverton is a pleasant city [1].", "unsupported"),  # no figure, but "pleasant" is nowhere in the source
 ])
 def test_each_fault_gets_its_verdict(claim: str, verdict: str) -> None:
     assert [v for _, v in verdicts(claim)] == [verdict]
@@ -58,7 +58,7 @@ def test_a_changed_small_number_is_not_excused_by_the_same_number_further_down_t
     filler = " ".join(["The stadium was rebuilt with public money and reopened in spring."] * 6)
     led.observe(f"The team won 4 titles under coach Ruiz. {filler} Tickets cost 3 dollars at the gate and 3 "
                 "titles were won by the rivals.", [Read("https://club.example", "Club history")])
-    assert [c.verdict for c in check_citations("The team won 3 titles under coach Ruiz [1].", led)] == ["unsupported"]
+    assert [c.verdict for c in check_citations("The team won 3 titles under coach Ruiz [1].", led)] == ["contradicted"]
     assert [c.verdict for c in check_citations("The team won 4 titles [1].", led)] == ["supported"]
 
 
@@ -72,7 +72,7 @@ def test_urls_in_the_answer_that_were_never_read_are_not_read() -> None:
 
 def test_several_markers_and_ranges_give_one_citation_each() -> None:
     assert markers("x [1, 3] y [2-4][7]") == [1, 3, 2, 4, 7]
-    found = verdicts("Riverton counted 2,148,000 people and its port 38.6 million tonnes [1][2].")
+    found = verdicts("Riverton had 2,148,000 people and its port handled 38.6 million tonnes [1][2].")
     assert found == [(1, "supported"), (2, "supported")]
 
 

@@ -16,7 +16,7 @@ from report.html.assets import CSS
 from report.html.guard import loopback_url
 from report.html.markdown import esc, render
 from report.html.paths import html_path_for
-from report.html.sources import citation_item
+from report.html.sources import citation_item, passage_html
 from report.research import (
     MARK,
     REPORT_FILE,
@@ -130,9 +130,7 @@ def _citations(citations: list[dict[str, Any]]) -> str:
     rows = []
     for c in citations:
         where = f"[{c['n']}]" if c.get("n") is not None else str(c.get("url") or "")
-        passage = str(c.get("passage") or "")
-        shown = (f'<details class="passage"><summary class="meta">what [{c.get("n")}] says there</summary>'
-                 f"<pre>{esc(passage[:PASSAGE_CHARS])}</pre></details>") if passage else ""
+        shown = passage_html(c, f"[{c.get('n')}]", PASSAGE_CHARS)
         rows.append(citation_item(c, where, tail=shown))
     return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
 

@@ -14,6 +14,7 @@ from report.sources import (
     claim_text,
     is_web,
     read_sources,
+    reason,
     verdict_label,
     verdict_mark,
     without_sources,
@@ -69,7 +70,7 @@ def citations_html(citations: Sequence[Mapping[str, Any]]) -> str:
         verdict = str(c.get("verdict"))
         where = f"[{c['n']}]" if c.get("n") is not None else (str(c.get("url")) if verdict == NOT_READ else "")
         model = f' <span class="meta">model: {esc(c["model_verdict"])}</span>' if c.get("model_verdict") else ""
-        rows.append(citation_item(c, where, note=model))
+        rows.append(citation_item(c, where, note=model, tail=passage_html(c, f"[{c.get('n')}]")))
     return f"<h4>Citations</h4><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
 
 
@@ -78,8 +79,16 @@ def citation_item(c: Mapping[str, Any], where: str, note: str = "", tail: str = 
     the claim, then tail (HTML)."""
     verdict = str(c.get("verdict"))
     css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
+    why = f' <span class="meta">— {esc(reason(c))}</span>' if reason(c) else ""
     return (f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} {esc(verdict_label(verdict))}'
-            f'</b></span>{note} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}{tail}</li>')
+            f'</b></span>{note} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}{why}{tail}</li>')
+
+
+def passage_html(c: Mapping[str, Any], where: str, limit: int = 1500) -> str:
+    """The passage of the cited source the claim was judged against, folded (nothing when none was kept)."""
+    passage = str(c.get("passage") or "")
+    return (f'<details class="passage"><summary class="meta">what {esc(where)} says there</summary>'
+            f"<pre>{esc(passage[:limit])}</pre></details>") if passage else ""
 
 
 def failures_html(failures: Sequence[Mapping[str, Any]]) -> str:
