@@ -41,7 +41,7 @@ STOPPING = "stopping: no new sub-question starts; the report is written from wha
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
-    """The research command's own flags (main.research_parser has the model, limit, tool and cache flags)."""
+    """The research command's own flags (run/flags.research_parser has the model, limit, tool and cache flags)."""
     p.prog, p.description = "main.py research", (
         "Plan sub-questions, research them side by side, write a sectioned report and check every citation "
         "against the text read before delivering it.")

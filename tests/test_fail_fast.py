@@ -171,8 +171,9 @@ def test_check_setup_probe_reports_a_refused_connection_at_once(monkeypatch: pyt
 def test_check_setup_probe_has_a_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     import check_setup
     from config import load_settings
+    from run import model_checks
 
-    monkeypatch.setattr(check_setup, "PROBE_DEADLINE", 1.0)
+    monkeypatch.setattr(model_checks, "PROBE_DEADLINE", 1.0)
     with LoopbackServer(lambda req: Response(200, {}, delay=60)) as srv:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")

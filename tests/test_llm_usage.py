@@ -15,6 +15,7 @@ from core.chat import Message
 from core.errors import EmptyCompletionError
 from llm import LLMInterface, RejectedParams
 from report.markdown import TaskRecord, render_markdown
+from run import model_checks
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import FakeClock, anthropic_script, gemini_script, openai_script
 from tests.fakes.real_traffic import reply
@@ -128,7 +129,7 @@ def test_the_setup_probe_accepts_a_thinking_model_that_answers_without_text(serv
     assert [r.mark for r in rows] == [check_setup.OK, check_setup.WARN]
     assert "reachable" in rows[1].detail and "--max-tokens" in rows[1].fix
     sent = server.requests[0].json()["generationConfig"]["maxOutputTokens"]
-    assert sent == check_setup.PROBE_MAX_TOKENS >= 1024  # room for a thinking model to answer
+    assert sent == model_checks.PROBE_MAX_TOKENS >= 1024  # room for a thinking model to answer
 
 
 def test_max_tokens_flag_sets_the_completion_budget() -> None:
