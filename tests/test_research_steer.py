@@ -108,7 +108,7 @@ def test_depth_resumes_the_round_a_cap_stopped_and_goes_on_from_there(tmp_path: 
     assert report.startswith("# Partial research report:") and "(round 2, a follow-up)" in report
     cheap = {q: Sub(s.paths, s.answer) for q, s in costly.items()}
     w2 = World(QUESTION, plan, cheap, pages, followup=lambda prompt: "none",
-               writer=lambda prompt: "## Berger\n\nAnna Berger has led Rhenus Shipping since 2019 [1].\n")
+               writer=lambda prompt: "## Berger\n\nAnna Berger has led Rhenus Shipping since 2019 [2].\n")  # pool's [2]
     proc = run_with(w2, tmp_path, "--depth", "2", "--resume")
     assert proc.returncode == 0, proc.stderr
     assert "plan" not in w2.calls and "followup" not in w2.calls  # both rounds kept from the first run
@@ -118,7 +118,7 @@ def test_depth_resumes_the_round_a_cap_stopped_and_goes_on_from_there(tmp_path: 
 
 WIDE = ("## Ports\n\nThe Rhine carried 187 million tonnes of freight in 2022 [1].\n\n"
         "| River | Freight | Note |\n|---|---|---|\n| Rhine | 187 million tonnes [1] | Duisburg |\n"
-        "| Danube | 2,415 km navigable [2] | ten countries | an extra cell |\n| ragged\n\n"
+        "| Danube | 2,415 km navigable [2] | ten countries | Black Sea |\n| ragged\n\n"
         "## Дунай\n\nДунай судоходен на 2,415 km [2]. Ο Δούναβης.\n")
 
 
@@ -141,8 +141,8 @@ def test_pdf_and_docx_hold_the_reports_text_headings_citations_tables_and_source
                         "Research plan"]
     assert "The Rhine carried 187 million tonnes of freight in 2022 [1]." in text
     assert "Дунай судоходен на 2,415 km [2]. Ο Δούναβης." in text
-    assert ["River", "Freight", "Note"] in cells and ["Danube", "2,415 km navigable [2]", "ten countries | an extra "
-                                                     "cell"] in cells and ["ragged", "", ""] in cells
+    assert ["River", "Freight", "Note"] in cells and ["Danube", "2,415 km navigable [2]", "ten countries | Black "
+                                                     "Sea"] in cells and ["ragged", "", ""] in cells
     assert re.search(r"\[2\] Danube waterway — http://127\.0\.0\.1:\d+" + re.escape(long_page), text)
     assert "✓ supported [1] The Rhine carried 187 million tonnes of freight in 2022." in text
     pdf = pypdf.PdfReader(io.BytesIO((tmp_path / "report.pdf").read_bytes()))
