@@ -205,8 +205,8 @@ class Research:
         """The report from before (--resume) when the new one has fewer supported claims, with a note; else None."""
         if before is None or supported(before.citations) <= supported(report.citations):
             return None
-        line = (f"The resumed research's new report had {supported(report.citations)} supported claims where the report "
-                f"from before has {supported(before.citations)}: the report from before is kept.")
+        line = (f"The resumed research's new report had {supported(report.citations)} supported claims where the "
+                f"report from before has {supported(before.citations)}: the report from before is kept.")
         self.progress.line(line)
         before.notes.append(line)
         before.partial = before.partial or "a resumed run's report was refused"
