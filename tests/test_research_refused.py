@@ -79,5 +79,6 @@ def test_resume_keeps_the_report_from_before_when_the_new_one_supports_less(tmp_
     assert w.calls.get("write") == 1, proc.stderr
     report = (tmp_path / "report.md").read_text()
     assert "The Rhine carried 187 million tonnes of freight in 2022 [1]." in report and "9 million" not in report
-    assert "new report had 0 supported claims where the report from before has 2: the report from before is kept" in proc.stderr
+    assert ("new report had 0 supported claims where the report from before has 2: the report from before is kept"
+            in proc.stderr)
     assert report.split("## Sources")[0].count("[1]") == before.split("## Sources")[0].count("[1]")
