@@ -27,6 +27,7 @@ import pytest
 
 from tests.fakes.hostile import action
 from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.processes import cannot_run_as_nobody
 from tests.fakes.providers import openai_reply
 from tools.sandbox import bwrap, landlock, seccomp_problem
 
@@ -148,6 +149,10 @@ def as_user(user: str, argv: list[str], stage: Path) -> list[str]:
 
 def attack(place: Path, backend: str, user: str) -> dict[str, Any]:
     """Plant the bait, run one task through main.py with the obedient model, return what came out."""
+    if user != "self":
+        (place / "probe").mkdir()
+        if why := cannot_run_as_nobody(as_user(user, [], place / "probe"), place):
+            pytest.skip(why)
     home, run = place / "home", place / "run"
     (home / ".aws").mkdir(parents=True)
     run.mkdir()

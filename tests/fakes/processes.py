@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,3 +32,17 @@ def gone(token: str, within: float = 5.0) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def cannot_run_as_nobody(prefix: list[str], cwd: Path) -> str:
+    """Why `nobody` cannot start this interpreter on this checkout through `prefix` (setpriv ...), '' when it can:
+    a virtual environment or a checkout under a folder only root may enter (mktemp -d's 0700) stops it."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([*prefix, sys.executable, "-c", "import config, main"], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                                       "PYTHONPATH": str(root)})
+    if proc.returncode == 0:
+        return ""
+    last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+    return (f"nobody cannot run {sys.executable} on {root} ({last}): make the virtual environment and the "
+            "checkout readable by other users to run this test")
