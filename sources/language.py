@@ -20,7 +20,8 @@ from sources.facts import fold, keywords
 
 SAMPLE = 20_000  # characters of a source its language is guessed from
 _STOPWORDS = {
-    "en": "the and of to in is was for that with are on by it as from were has have this",
+    "en": "the and of to in is was for that with are on by it as from were has have this a an at be been had not "
+          "or but which who said says their its after",
     "de": "der die das und ist nicht mit von den dem im am zu auf ein eine wurde wurden für sich des als auch rund "
           "er sie bis nach",
     "fr": "le la les et est de des du une un dans en pour que qui sur pas au aux été par sont il elle",
@@ -87,6 +88,9 @@ def across_languages(claim: str, sources: Sequence[str]) -> tuple[str, set[str]]
     if mine is None or not sources or None in theirs or mine in theirs:
         return None
     written = set().union(*(_written(s) for s in sources))
+    words = keywords(fold(claim))
+    if words and len(words & written) >= len(words) / 2:  # half its words are the source's: one language after all
+        return None
     return in_english_scale(claim), names(claim) & written
 
 
