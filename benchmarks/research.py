@@ -45,7 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.citations import _FIGURE, DEFAULT_DATA, Page, change_digit, cite, load_pages  # noqa: E402
+from benchmarks.citations import DEFAULT_DATA, Page, change_digit, cite, load_pages  # noqa: E402
+from benchmarks.meaning_set import FIGURE as _FIGURE  # noqa: E402
 from report.research import MARK  # noqa: E402
 from research.repair import bare  # noqa: E402
 from sources.check import FABRICATED, NOT_READ, SUPPORTED, UNCHECKED, check_citations, claims  # noqa: E402
