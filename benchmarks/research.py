@@ -45,10 +45,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.citations import DEFAULT_DATA, Page, change_digit, cite, load_pages  # noqa: E402
+from benchmarks.citations import DEFAULT_DATA, Page, change_digit, cite, load_pages, scraped  # noqa: E402
 from benchmarks.meaning_set import FIGURE as _FIGURE  # noqa: E402
 from report.research import MARK  # noqa: E402
-from research.repair import bare  # noqa: E402
+from research.repair import CONTRADICTED_MARK, bare  # noqa: E402
 from sources.check import FABRICATED, NOT_READ, SUPPORTED, UNCHECKED, check_citations, claims  # noqa: E402
 from sources.ledger import Read, SourceLedger, normalize_url  # noqa: E402
 from tests.fakes.deep_research import Sub, World  # noqa: E402
@@ -59,7 +59,8 @@ MODEL = "openai:scripted-benchmark-writer"
 EARLY = 15_000  # fact sentences come from the start of a page (scrape keeps 40,000 characters of it)
 _HEADER = re.compile(r"^\[(\d+)\] .* — (\S+)$", re.M)
 _FINDING = re.compile(r"^### (.+?)\n(.+?)(?=\n\n### |\n\nWrite the report)", re.M | re.S)
-_FAILING = re.compile(r"^- \u201c(.+?)\u201d \((.*?)\): (fabricated|not read|wrong source|unsupported): (.*)$", re.M)
+_FAILING = re.compile(r"^- \u201c(.+?)\u201d \((.*?)\): "
+                      r"(fabricated|not read|wrong source|unsupported|contradicted): (.*)$", re.M)
 ANCHORS = {
     "delivered": "open_deep_research: 6.1% of citations fabricated (third-party measure); gpt-researcher: "
                  "invented sources reported (#1572)",
@@ -282,7 +283,8 @@ def score(case: Case, out: dict[str, Any]) -> dict[str, Any]:
     for category, claim in case.planted.items():
         shown = delivered.get(bare(claim))
         planted[category] = ("missed: the check passed it" if bare(claim) not in flagged else
-                             "repaired: dropped" if shown is None else "marked" if MARK in shown else
+                             "repaired: dropped" if shown is None else
+                             "marked" if MARK in shown or CONTRADICTED_MARK in shown else
                              "repaired: re-pointed" if verdicts.get(bare(claim)) == SUPPORTED else "missed")
     checked = [c for c in report["citations"] if c["verdict"] != UNCHECKED]
     facts = [cite(s, 1) for group in case.sentences for s in group]
@@ -388,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--depths", default="1,2", help="run the cases at each of these --depth values (default 1,2)")
     args = p.parse_args(argv)
     depths = [int(d) for d in args.depths.split(",") if d.strip()]
-    pages = load_pages(args.data, 2)
+    pages = load_pages(*scraped(args.data, 2))
     halves = {"tuning": [q for q in pages if q.id[0] in "0123456789"],
               "held out": [q for q in pages if q.id[0] not in "0123456789"]}
     results: dict[int, dict[str, list[dict[str, Any]]]] = {}

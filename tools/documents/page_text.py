@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+import threading
 from typing import Any
 
 from lxml import etree
@@ -81,11 +82,31 @@ def _parser() -> Any:
     return parser
 
 
+# trafilatura (and readability, on the same lxml trees) from several threads at once now and then kills the
+# process (SIGSEGV, or SIGABRT "double free or corruption": adbar/trafilatura#840 and #925; seen twice in this
+# project's research benchmark, whose tasks scrape side by side): one page is read at a time. The reading holds
+# the GIL for most of its time, so the tasks' threads lose little by it.
+_READING = threading.RLock()
+
+
+def trafilatura_extract(document: Any, **options: Any) -> str:
+    """trafilatura.extract of an HTML string or tree, one at a time in the process; '' when it finds nothing."""
+    import trafilatura
+
+    with _READING:
+        return trafilatura.extract(document, **options) or ""
+
+
 def extract_main_content(html: str, url: str | None = None, *, tree: Any | None = None) -> str:
     """The main content of an HTML page as Markdown (headings, lists, tables), without boilerplate.
 
     `tree` is the page as parse_html gave it, so that the page is parsed once; it is used up (readability
-    drops its hidden elements), so read anything else from it first."""
+    drops its hidden elements), so read anything else from it first. One page is read at a time (_READING)."""
+    with _READING:
+        return _main_content(html, url, tree)
+
+
+def _main_content(html: str, url: str | None, tree: Any | None) -> str:
     page = parse_html(html) if tree is None else tree
     if page is None:
         return ""
@@ -138,11 +159,9 @@ def page_title(page: str | Any) -> str:
 
 
 def _trafilatura_markdown(tree: Any, url: str | None, **options: Any) -> str:
-    import trafilatura
-
-    text = trafilatura.extract(
+    text = trafilatura_extract(
         tree, url=url, output_format="markdown", include_formatting=True, include_tables=True,
-        include_links=False, include_images=False, include_comments=False, **options) or ""
+        include_links=False, include_images=False, include_comments=False, **options)
     return _ESCAPES.sub(r"\1", _INLINE_TAGS.sub("", text))
 
 

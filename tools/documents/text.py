@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tools.documents.page_text import extract_main_content
+from tools.documents.page_text import extract_main_content, trafilatura_extract
 
 _LONG_LINE = 2_000
 
@@ -15,9 +15,9 @@ def html_markdown(html: str, recall: bool = False) -> str:
 
     if not recall:
         return extract_main_content(html)
-    text = trafilatura.extract(html, output_format="markdown", include_tables=True, include_formatting=True,
+    text = trafilatura_extract(html, output_format="markdown", include_tables=True, include_formatting=True,
                                include_links=False, include_images=False, include_comments=False,
-                               favor_recall=True) or ""
+                               favor_recall=True)
     return text or (trafilatura.html2txt(html) or "")
 
 

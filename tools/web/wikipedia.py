@@ -22,6 +22,7 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
+from tools.documents.page_text import trafilatura_extract
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.api_get import ApiError, api_json
 from tools.web.fetch import AddressCheck, FetchError, Resolver
@@ -197,11 +198,9 @@ def page_text(html: str) -> str:
     for wrapper in root.xpath("//div[contains(concat(' ', normalize-space(@class), ' '), ' mw-heading ')]"):
         wrapper.drop_tag()  # newer MediaWiki wraps each heading in a div the extractor would skip
     body = lxml.html.tostring(root, encoding="unicode")
-    import trafilatura  # imported when first used, as tools/documents does, so the CLI starts fast
-
     # The parser's output is all article (no menus or ads): recall mode keeps every paragraph, list and table.
-    text = trafilatura.extract(f"<html><body><article>{body}</article></body></html>", output_format="markdown",
+    text = trafilatura_extract(f"<html><body><article>{body}</article></body></html>", output_format="markdown",
                                include_formatting=True, include_tables=True, include_links=False,
                                include_images=False, include_comments=False, favor_recall=True,
-                               deduplicate=False) or ""
+                               deduplicate=False)
     return re.sub(r"\\([\\`*_{}\[\]()#+\-.!<>~])", r"\1", text)  # trafilatura's Markdown escapes
