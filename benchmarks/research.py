@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.citations import DEFAULT_DATA, Page, change_digit, cite, load_pages, scraped  # noqa: E402
 from benchmarks.meaning_set import FIGURE as _FIGURE  # noqa: E402
+from core.text import money  # noqa: E402
 from report.research import MARK  # noqa: E402
 from research.repair import CONTRADICTED_MARK, bare  # noqa: E402
 from sources.check import FABRICATED, NOT_READ, SUPPORTED, UNCHECKED, check_citations, claims  # noqa: E402
@@ -235,11 +236,12 @@ def per_round(run: Path) -> dict[int, dict[str, float]]:
             records[record["id"]] = record
     out: dict[int, dict[str, float]] = {}
     for sub in report["plan"]:
-        r = out.setdefault(int(sub.get("round", 1)), {"subs": 0, "calls": 0, "cost": 0.0})
+        r = out.setdefault(int(sub.get("round", 1)), {"subs": 0, "calls": 0, "cost": 0.0, "unpriced": 0})
         record = records.get(sub["task_id"], {})
         r["subs"] += 1
         r["calls"] += int(record.get("llm_calls") or record.get("steps") or 0)
         r["cost"] += float(record.get("cost") or 0.0)
+        r["unpriced"] += record.get("cost") is None
     planning = {"plan": 1, "followup": 2}  # at --depth 2 the one follow-up call plans round 2
     for line in (run / "traces" / "writer.jsonl").read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
@@ -247,6 +249,7 @@ def per_round(run: Path) -> dict[int, dict[str, float]]:
         if round_ in out:
             out[round_]["calls"] += 1
             out[round_]["cost"] += float(event.get("cost") or 0.0)
+            out[round_]["unpriced"] += event.get("cost") is None
     return out
 
 
@@ -429,11 +432,12 @@ def rounds_line(by_role: dict[str, list[dict[str, Any]]]) -> str:
     totals: dict[int, dict[str, float]] = {}
     for rounds in runs:
         for n, figures in rounds.items():
-            t = totals.setdefault(int(n), {"subs": 0, "calls": 0, "cost": 0.0})
+            t = totals.setdefault(int(n), {"subs": 0, "calls": 0, "cost": 0.0, "unpriced": 0})
             for k in t:
                 t[k] += figures[k]
     mean = sum(len(r) for r in runs) / max(1, len(runs))
-    parts = [f"round {n}: {int(t['subs'])} sub-questions, {int(t['calls'])} model calls, ${t['cost']:.6f}"
+    parts = [f"round {n}: {int(t['subs'])} sub-questions, {int(t['calls'])} model calls, cost "
+             f"{money(None if t['unpriced'] else t['cost'])}"
              for n, t in sorted(totals.items())]
     return f"rounds per report: {mean:.1f} over {len(runs)} reports; " + "; ".join(parts) + \
         " (the planning call in round 1, a follow-up call in the round it planned; the writer not counted)"
