@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import Event
-from cache.model import build_model, model_specs
+from cache.model import model_specs
 from config import Settings
 from core.errors import LLMError, LLMFatalError, StopRequested
 from providers.budget import RunBudget
@@ -38,7 +38,7 @@ from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
 from research.steer import followup
 from research.store import KIND, ResearchRun, save_rounds, stored_plan
-from research.write import Caller
+from research.write import Caller, role_model
 from run.batch import TraceWriter
 from run.execute import checked_models
 from run.store import Run, RunStore
@@ -134,8 +134,7 @@ class Research:
         s, roles = self.settings, {}
         for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair")),
                                (s.judge_model, ("judge",))):
-            if spec and spec != s.model:
-                model = build_model(replace(s, model=spec, fallback_models=()), limits=limits)
+            if (model := role_model(s, spec, limits)) is not None:
                 roles.update(dict.fromkeys(purposes, model))
         return roles
 

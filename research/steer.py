@@ -13,10 +13,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
-from cache.model import build_model
 from config import Settings
 from core.errors import ConfigError, LLMError, LLMFatalError, StopRequested, TaskFileError
 from core.files import atomic_write
@@ -26,7 +24,7 @@ from providers.ratelimit import RateLimits
 from report.research import SubQuestion
 from research.plan import item_text, parse_plan, plan_prompt
 from research.pool import Found, rewrite_markers
-from research.write import Caller
+from research.write import Caller, role_model
 from run.execute import checked_models
 
 PLAN_SUFFIX = ".plan.txt"
@@ -86,8 +84,7 @@ def make_plan(settings: Settings, question: str, file_names: list[str], breadth:
               output: Path | None = None, limits: RateLimits | None = None) -> tuple[list[str], float | None]:
     """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails."""
     llm, _ = checked_models(settings, output, limits)
-    if settings.planner_model and settings.planner_model != settings.model:  # --planner-model plans
-        llm = build_model(replace(settings, model=settings.planner_model, fallback_models=()), limits=limits)
+    llm = role_model(settings, settings.planner_model, limits) or llm  # --planner-model plans
     call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
     prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search)
     return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost

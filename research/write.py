@@ -10,16 +10,18 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent import Event
+from cache.model import build_model
 from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
 from core.errors import LLMError, StopRequested
 from prompt.repair import echo_of
 from providers.budget import RunBudget, last_call
+from providers.ratelimit import RateLimits
 from research.language import with_language
 from run.batch import TraceWriter
 from sources.check import MARKER
@@ -47,6 +49,15 @@ _SECTION = re.compile(r"^#{1,3} \S", re.MULTILINE)
 _AGENT_STEP = re.compile(r"^[ \t*]*(?:Action|Action Input|Final Answer|Observation)[ \t*]*:",
                          re.MULTILINE | re.IGNORECASE)
 _SENTENCE_END = re.compile(r"""[.!?]["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s|$)""")
+
+
+def role_model(settings: Settings, spec: str | None, limits: RateLimits | None) -> ChatModel | None:
+    """The model a research role names (--planner-model, --writer-model, --judge-model), under the run's rate
+    limits; None when it names none or the main model itself."""
+    if not spec or spec == settings.model:
+        return None
+    return build_model(replace(settings, model=spec, fallback_models=()), limits=limits)
+
 
 
 @dataclass
