@@ -38,11 +38,10 @@ class ResearchRun:
         return self.run.dir
 
     def save_plan(self, question: str, files: list[str], sub_questions: list[str], spent: float | None,
-                  rounds: list[int] | None = None, followed: list[int] | None = None) -> None:
-        """Write plan.json (with --depth: each sub-question's round and the rounds already followed up)."""
-        data: dict[str, Any] = {"question": question, "files": files, "sub_questions": sub_questions, "spent": spent}
-        if rounds is not None:
-            data.update(rounds=rounds, followed=followed or [])
+                  rounds: list[int], followed: list[int]) -> None:
+        """Write plan.json: the sub-questions, each one's round (--depth) and the rounds already followed up."""
+        data = {"question": question, "files": files, "sub_questions": sub_questions, "spent": spent,
+                "rounds": rounds, "followed": followed}
         atomic_write(self.dir / PLAN_FILE, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
     def plan(self) -> dict[str, Any] | None:
