@@ -87,9 +87,20 @@ class IndexReport:
     pending: int = 0  # files still to read when the update's time budget ran out
     seconds: float = 0.0
 
-    def any_change(self) -> bool:
-        """True when a file was read anew or dropped."""
-        return bool(self.new or self.changed or self.removed)
+
+def _unlocked(step: Callable[[], object], seconds: float = 60.0) -> None:
+    """One set-up step of an index, tried again while another process sets up the same index: SQLite answers
+    'database is locked' at once, without its busy wait, to a journal-mode switch (and the schema written just
+    after it) while another connection holds the file."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > end:
+                raise
+            time.sleep(0.05)
 
 
 def index_path(folder: Path, base: Path) -> Path:
@@ -122,16 +133,16 @@ class DocIndex:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
         if not self._ready:
-            con.execute("PRAGMA journal_mode=WAL")
+            _unlocked(lambda: con.execute("PRAGMA journal_mode=WAL"))
             version = con.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):  # an index is a cache: another version's is rebuilt
                 con.close()
                 for stale in self.db.parent.glob(self.db.name + "*"):
                     stale.unlink(missing_ok=True)
                 con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
-                con.execute("PRAGMA journal_mode=WAL")
-            con.executescript(_SCHEMA)
-            con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                _unlocked(lambda: con.execute("PRAGMA journal_mode=WAL"))
+            _unlocked(lambda: con.executescript(_SCHEMA))
+            _unlocked(lambda: con.execute(f"PRAGMA user_version={SCHEMA_VERSION}"))
             self._ready = True
         con.execute("PRAGMA synchronous=NORMAL")
         return con
