@@ -129,7 +129,8 @@ class _Watcher:
 
 
 _WATCHER = _Watcher()
-os.register_at_fork(after_in_child=_WATCHER.after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX: Windows has no fork, and no os.register_at_fork to import with
+    os.register_at_fork(after_in_child=_WATCHER.after_fork)
 
 
 @contextmanager
