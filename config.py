@@ -88,6 +88,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tool_modules", ("AGENT_TOOL_MODULES",), comma_list),
     ("mcp_servers", ("AGENT_MCP_SERVERS",), entries),
     ("mcp_config", ("AGENT_MCP_CONFIG",), Path),
+    ("mcp_token", ("AGENT_MCP_TOKEN",), str),
     ("openai_api_key", ("OPENAI_API_KEY",), str),
     ("openai_base_url", ("OPENAI_BASE_URL",), str),
     ("anthropic_api_key", ("ANTHROPIC_API_KEY",), str),
@@ -187,6 +188,7 @@ class Settings:
     tool_modules: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # NAME=COMMAND or NAME=URL entries
     mcp_config: Path | None = None  # an mcp.json with {"mcpServers": {...}}
+    mcp_token: str | None = None  # serve-mcp --http's bearer token (None: a random one, printed at start): a secret
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     anthropic_api_key: str | None = None

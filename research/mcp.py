@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings
-from core.errors import ConfigError
 from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, SubQuestion, render_markdown
 from research.pipeline import Progress, Research
@@ -56,23 +55,18 @@ class _Told(Progress):
 
 class DeepResearcher:
     """deep_research(question, breadth?, depth?, docs?): a research run in the run store, its report as Markdown;
-    `docs`: document folders researched with search_docs beside the web (as --docs)."""
+    `docs`: document folders researched with search_docs beside the web (as --docs), each one serve-mcp allows
+    (run/serve_mcp.DocsAllowed checked it)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.store = RunStore.from_settings(settings)
 
     def __call__(self, question: str, breadth: int | None = None, depth: int | None = None,
-                 notify: Notify | None = None, docs: list[str] | None = None) -> dict[str, Any]:
+                 notify: Notify | None = None, docs: tuple[Path, ...] | None = None) -> dict[str, Any]:
         breadth = max(1, min(breadth or MOST, MAX_BREADTH))
         depth = max(1, min(depth or 1, MAX_DEPTH))
-        settings = self.settings
-        if docs:  # the user's document folders (--docs): search_docs finds passages in them
-            folders = tuple(Path(d).expanduser() for d in docs)
-            missing = [str(f) for f in folders if not f.is_dir()]
-            if missing:
-                raise ConfigError(f"docs: {missing[0]}: no such folder", "docs_dirs")
-            settings = replace(settings, docs_dirs=folders)
+        settings = replace(self.settings, docs_dirs=docs) if docs else self.settings  # search_docs reads them
         research = Research(settings, question, self.store, breadth=breadth, depth=depth, progress=_Told(notify))
         report = research.run()
         assert research.run_dir is not None

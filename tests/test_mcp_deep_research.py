@@ -31,8 +31,8 @@ def test_deep_research_returns_the_checked_report_with_progress_per_sub_question
         env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": url + "/v1", "AGENT_MODEL": MODEL,
                "AGENT_ENV_FILE": str(tmp_path / "none.env"), "PATH": os.environ.get("PATH", ""),
                "SCRAPE_ALLOW_PRIVATE_URLS": "1", "SCRAPE_HOST_GAP": "0", "AGENT_SEARCH": "0"}
-        params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp"], env=env,
-                                       cwd=str(tmp_path))
+        params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "main.py"), "serve-mcp", "--docs",
+                                                                     str(docs)], env=env, cwd=str(tmp_path))
         async with Client(params) as client:
             listing = await client.list_tools()
             result = await client.call_tool("deep_research", {"question": QUESTION, "breadth": 2, "depth": 1,

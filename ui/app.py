@@ -20,11 +20,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from core.errors import ConfigError
+from report.html.asgi import GuardMiddleware
 from report.html.assets import SCRIPT as REPORT_SCRIPT
 from report.html.guard import Guard, content_security_policy, script_hash
 from run.conversation import Conversation
 from run.store import Run, RunStore
-from ui.middleware import GuardMiddleware
 from ui.research import ResearchHub, research_routes
 from ui.sessions import Busy, Hub, event_stream
 from ui.uploads import MAX_UPLOAD, BadUpload, save_upload

@@ -1,7 +1,9 @@
 """results.html: one self-contained page with every task's answer, sources, costs and step timeline.
 
 Owns reading a run for the page (data.py), rendering it (page.py, charts.py, markdown.py, assets.py),
-the --serve live view (live.py, hooks.py) and `main.py report` (cli.py). May import core, config,
+the --serve live view (live.py, hooks.py), `main.py report` (cli.py), and the door of every local server
+(guard.py: Host, token and CSP rules; asgi.py: them as Starlette middleware for `main.py ui` and
+`serve-mcp --http`). May import core, config,
 tasks and report's own modules; never models or tools.
 """
 

@@ -1,8 +1,11 @@
-"""The door of every local page (the --serve live report, `main.py ui`): loopback Host, a per-run token, a strict CSP.
+"""The door of every local server (the --serve live report, `main.py ui`, `serve-mcp --http`): loopback Host, a
+per-run token, a strict CSP.
 
 A web page the user visits can point its own domain at 127.0.0.1 (DNS rebinding) and read whatever a local
 server answers; so a request is served only when its Host is the loopback address and port the URL printed,
-and when it carries the random token from that URL (as Jupyter does: `?token=` once, then a cookie).
+and when it carries the random token from that URL (as Jupyter does: `?token=` once, then a cookie). A server
+for programs, not browsers (serve-mcp), takes the token only as `Authorization: Bearer` and answers 401 without
+it; another local user, who can connect to any loopback port, gets nothing without it either.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
-MISDIRECTED, FORBIDDEN = 421, 403
+UNAUTHORIZED, MISDIRECTED, FORBIDDEN = 401, 421, 403
 TOKEN_PARAM = "token"
 
 
@@ -56,6 +59,8 @@ class Guard:
     port: int
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     extra_hosts: tuple[str, ...] = ()  # tests may add a name; never a public one
+    bearer_only: bool = False  # a server for programs: the token only as `Authorization: Bearer`, else 401
+    any_host: bool = False  # bound to a network address (serve-mcp --host): reached under names it cannot know
 
     @property
     def cookie_name(self) -> str:
@@ -76,9 +81,13 @@ class Guard:
         """Serve only a loopback Host with this port, and only with the token (query, cookie or header).
 
         A request another page's script sends names that page in Origin: refused, even from another
-        port of 127.0.0.1 (same-site to a browser, so it would carry the cookie)."""
-        if (host or "").strip().lower() not in self.hosts():
+        port of 127.0.0.1 (same-site to a browser, so it would carry the cookie). With `bearer_only` there is no
+        cookie to carry: only the header counts, and its absence is 401 (the browser cannot add it for a page)."""
+        if not self.any_host and (host or "").strip().lower() not in self.hosts():
             return Verdict(MISDIRECTED, "this server answers only to its loopback address")
+        if self.bearer_only:
+            return Verdict() if self._matches(_bearer(authorization)) else Verdict(
+                UNAUTHORIZED, "send the token printed when the server started as `Authorization: Bearer TOKEN`")
         if origin is not None and origin.strip().lower() not in {f"http://{h}" for h in self.hosts()}:
             return Verdict(FORBIDDEN, "requests from other pages are refused")
         given = parse_qs(query).get(TOKEN_PARAM, [""])[0]

@@ -1,9 +1,15 @@
-"""The per-task workspace byte budget: disk use counted in allocated blocks, at least one block per entry."""
+"""The per-task workspace byte budget: disk use counted in allocated blocks, at least one block per entry.
+
+A folder the agent's user may not list (model code made it 0300) is counted all the same: its owner gives it
+u+rx back first (defuse.let_owner_list), as root would list it anyway.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
+from tools.sandbox.defuse import let_owner_list
 
 _BLOCK = 4096  # an empty file still costs an inode and usually a block: many tiny files add up
 
@@ -19,10 +25,15 @@ class Usage:
 def usage(root: str, stop_above: int | None = None) -> Usage:
     """Walk root without following links; stop early once stop_above bytes are counted."""
     total = entries = 0
-    stack = [root]
+    try:
+        stack = [(root, os.lstat(root))]
+    except OSError:
+        return Usage(0, 0)
     while stack:
+        folder, folder_st = stack.pop()
         try:
-            it = os.scandir(stack.pop())
+            let_owner_list(folder, folder_st)
+            it = os.scandir(folder)
         except OSError:
             continue
         with it:
@@ -34,7 +45,7 @@ def usage(root: str, stop_above: int | None = None) -> Usage:
                 entries += 1
                 total += max(st.st_blocks * 512, _BLOCK)
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
+                    stack.append((entry.path, st))
                 if stop_above is not None and total > stop_above:
                     return Usage(total, entries)
     return Usage(total, entries)

@@ -1,4 +1,6 @@
-"""The guard of report/html/guard.py as ASGI middleware: every request and every answer of the app pass it."""
+"""The guard of guard.py as ASGI middleware: every request and every answer of an app pass it (the web app of
+`main.py ui`, the Streamable HTTP app of `serve-mcp --http`). Starlette is imported: only those commands import
+this module."""
 
 from __future__ import annotations
 
@@ -6,11 +8,12 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from report.html.guard import Guard, security_headers
+from report.html.guard import UNAUTHORIZED, Guard, security_headers
 
 
 class GuardMiddleware:
-    """Refuse a foreign Host (421) or a missing token (403) before any route runs; add the security headers."""
+    """Refuse a foreign Host (421) or a missing token (403; 401 for a bearer-only guard) before any route runs;
+    add the security headers."""
 
     def __init__(self, app: ASGIApp, guard: Guard, csp: str) -> None:
         self.app, self.guard, self.headers = app, guard, security_headers(csp)
@@ -27,7 +30,10 @@ class GuardMiddleware:
         verdict = self.guard.check(request.get("host"), scope.get("query_string", b"").decode("latin-1"),
                                    request.get("cookie"), request.get("authorization"), request.get("origin"))
         if not verdict.allowed:
-            response = PlainTextResponse(verdict.reason, verdict.status, headers=dict(self.headers))
+            headers = dict(self.headers)
+            if verdict.status == UNAUTHORIZED:
+                headers["WWW-Authenticate"] = 'Bearer realm="react-research-agent"'
+            response = PlainTextResponse(verdict.reason, verdict.status, headers=headers)
             await response(scope, receive, send)
             return
 
@@ -41,5 +47,3 @@ class GuardMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
