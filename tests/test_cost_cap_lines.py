@@ -137,3 +137,27 @@ def test_a_run_that_died_shows_its_cost_as_unknown(tmp_path: Path) -> None:
         release.set()
     line = runs_line(tmp_path)
     assert " died " in line and " n/a " in line and "$0.0000" not in line
+
+
+def test_empty_replies_billed_before_a_fallback_answered_count_against_the_cap(tmp_path: Path) -> None:
+    # The main model's every reply is empty but billed (1,000 + 100 tokens, as OpenAI bills one); the fallback
+    # does the work. The task's cost counts both: so must the cap, or the task spends twice what it allows.
+    def handle(req: Request) -> Response:
+        if req.method != "POST":
+            return Response(404, "not found")
+        body = req.json()
+        if body["model"] == "gpt-4.1-mini":
+            return Response(200, openai_reply("", 1000, 100).body)
+        last = body["messages"][-1]["content"]
+        return Response(200, openai_reply("Final Answer: best effort" if "no steps left" in last else ACTION,
+                                          1000, 100).body)
+
+    (tmp_path / "tasks.txt").write_text("Keep taking notes.\n")
+    with LoopbackServer(handle) as server:
+        proc = run_main(tmp_path, "tasks.txt", "--model", MODEL, "--fallback-model", "openai:gpt-4.1-nano",
+                        "--max-steps", "50", "--max-cost", "0.006",
+                        env=clean_env(server, AGENT_MAX_TOKENS="200", AGENT_MAX_RETRIES="0"))
+    [record] = records(tmp_path)
+    assert record["status"] == "budget" and record["answer"] == "best effort", proc.stderr
+    assert record["llm_calls"] >= 6  # each main-model reply billed, each fallback reply answered
+    assert record["cost"] <= 0.006
