@@ -167,7 +167,9 @@ class _Run:
         step.action, step.arguments = action.tool, action.arguments
         try:
             tool, args = self.agent.tools.prepare(action.tool, action.arguments)
-        except (UnknownToolError, ToolArgumentsError) as exc:
+        except UnknownToolError as exc:  # the format was right: a step that failed, listed like a tool's failure
+            return self.failed_call(step, str(exc), started)
+        except ToolArgumentsError as exc:
             return self.format_error(step, str(exc))
         step.action, step.arguments = tool.name, args
         self.tool_steps += 1
@@ -195,6 +197,16 @@ class _Run:
             "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error,
             "usage": [{"model": c.model, "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
                        "cost": c.cost, "cached": c.cached, "latency": c.latency} for c in output.usage]}))
+
+    def failed_call(self, step: Step, error: str, started: float) -> None:
+        """A call of a tool this task does not have: a step, failed, its error the observation."""
+        self.tool_steps += 1
+        self.format_errors = 0
+        step.error = "tool"
+        self.record(step, f"Error: {error}", started)
+        self.agent._emit(Event("tool_call", step.number, {
+            "tool": step.action, "arguments": step.arguments, "observation": step.observation,
+            "duration": step.duration, "error": step.error}))
 
     def record(self, step: Step, observation: str, started: float) -> None:
         step.observation = self.memory.add(step.number, step.completion, observation)
@@ -243,8 +255,9 @@ class _Run:
         except ParseError as exc:
             answer = text.strip() if exc.no_labels else None
         self.finish(answer, status)
-        if answer is None:
-            self.result.error = "the model gave no final answer after the last step"
+        if answer is None:  # a spend cap's reason stays first: it is why this was the last step
+            capped = self.result.error if status == BUDGET and self.result.error else None
+            self.result.error = "; ".join(filter(None, (capped, "the model gave no final answer after the last step")))
 
     def finish(self, answer: str | None, status: str) -> None:
         self.result.answer, self.result.status = answer, status

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import sys
 import tempfile
 import threading
@@ -17,6 +16,8 @@ from cache.cli import describe
 from config import load_settings
 from core.errors import ConfigError
 from main import apply_base_url
+from providers.registry import KEY_ENV
+from report.markdown import plural
 from run.dependencies import probe
 from run.model_checks import (
     FAIL,
@@ -26,6 +27,9 @@ from run.model_checks import (
     check_model,
     check_prompt,
     check_roles,
+    key_needs,
+    key_value,
+    main_model,
 )
 from telemetry.setup import INSTALL_HINT as INSTALL_OTEL
 from telemetry.setup import tracing_enabled
@@ -44,8 +48,10 @@ REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "
             ("tenacity", "tenacity"), ("dotenv", "python-dotenv"), ("jsonschema", "jsonschema"),
             ("httpx", "httpx"), ("trafilatura", "trafilatura"), ("pypdf", "pypdf"), ("ddgs", "ddgs"),
             ("rich", "rich"), ("protego", "protego")]
-OPTIONAL = [("numpy", "numpy", "lets the python tool compute with arrays"),
-            ("pandas", "pandas", "lets the python tool read CSV and spreadsheets easily")]
+# The optional requirements files no other row covers (browser, traces and video have theirs): (a module the
+# file installs, the file, what it adds). Only what a requirements file names is ever recommended.
+OPTIONAL = [("starlette", "requirements-ui.txt", "main.py ui, the local web app"),
+            ("ray", "requirements-ray.txt", "--executor ray, tasks on a Ray cluster")]
 def mask(key: str | None) -> str:
     """A key shown safely: its first 3 and last 4 characters."""
     if not key:
@@ -62,9 +68,7 @@ def check_python() -> Check:
 
 
 def check_packages() -> list[Check]:
-    """Required packages importable (with versions), optional ones noted."""
-    from importlib.metadata import PackageNotFoundError, version
-
+    """Required packages importable (with versions), optional requirements files noted."""
     out = []
     for module, dist in REQUIRED:
         found = probe(module, dist)  # "missing" and "installed but broken" have different fixes
@@ -73,22 +77,23 @@ def check_packages() -> list[Check]:
         else:
             detail = "missing" if found.state == "missing" else f"installed but broken: {found.detail}"
             out.append(Check(f"package {dist}", FAIL, detail, found.fix))
-    for module, dist, why in OPTIONAL:
-        try:
-            importlib.import_module(module)
-            out.append(Check(f"optional {dist}", OK, version(dist)))
-        except (ImportError, PackageNotFoundError):
-            out.append(Check(f"optional {dist}", WARN, "not installed", f"pip install {dist} ({why})"))
+    for module, file, what in OPTIONAL:  # found without importing (Ray takes seconds); not needed: no warning
+        state = "installed" if installed(module) else f"not installed (pip install -r {file} for it)"
+        out.append(Check(f"optional {file}", OK, f"{what}: {state}"))
     return out
 
 
-def check_keys(settings: Any) -> list[Check]:
-    """Which providers have keys (masked)."""
+def check_keys(settings: Any, needs: dict[str, list[str]]) -> list[Check]:
+    """The key of each chosen model (masked; `needs`: run/model_checks.key_needs), then any other provider key
+    that is set. A key no chosen model sends is never asked for (an alias with its own key, a local server)."""
     rows = []
-    for provider, var in (("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"),
-                          ("gemini", "GEMINI_API_KEY")):
-        key = settings.api_key_for(provider)
-        rows.append(Check(f"key {var}", OK if key else WARN, mask(key)))
+    for var in dict.fromkeys([*needs, *KEY_ENV.values()]):
+        key, users = key_value(settings, var), needs.get(var)
+        if users:
+            rows.append(Check(f"key {var}", OK if key else FAIL, f"{mask(key)} (for {', '.join(users)})",
+                              "" if key else f"set {var} in the environment or a .env file"))
+        elif key:
+            rows.append(Check(f"key {var}", OK, f"{mask(key)} (no chosen model uses it)"))
     return rows
 
 
@@ -240,8 +245,9 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     checks = [check_python(), *check_packages()]
     if any(c.mark == FAIL for c in checks):
         return checks
-    checks += check_keys(settings)
-    model_rows = check_model(settings, offline)
+    main = main_model(settings)  # keys are judged by the models a run would call
+    checks += check_keys(settings, key_needs(settings, main))
+    model_rows = check_model(settings, offline, main)
     checks += model_rows + check_prompt(settings, model_rows) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
@@ -289,9 +295,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     checks = run_checks(settings, args.offline)
     print_table(checks)
-    failed = [c for c in checks if c.mark == FAIL]
-    print(f"\n{'Ready' if not failed else 'Not ready'}: {len(checks) - len(failed)} of {len(checks)} checks passed.")
+    failed = sum(c.mark == FAIL for c in checks)
+    print(f"\n{'Not ready' if failed else 'Ready'}: {tally(checks)}.")
     return 0 if not failed else 1
+
+
+def tally(checks: list[Check]) -> str:
+    """`25 passed, 8 warnings` (failures first when there are any): every row counted once, by its mark."""
+    counts = {mark: sum(c.mark == mark for c in checks) for mark in (FAIL, OK, WARN)}
+    parts = [f"{counts[FAIL]} failed"] if counts[FAIL] else []
+    parts.append(f"{counts[OK]} passed")
+    if counts[WARN]:
+        parts.append(plural(counts[WARN], "warning") + " (each with its fix above)")
+    return ", ".join(parts)
 
 
 if __name__ == "__main__":

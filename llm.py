@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +26,7 @@ from providers.common import Backend, ChatRequest, QuotaExhaustedError, Transien
 from providers.context_window import dropped_prompt_warning, kept_default_max_tokens, local_window, reply_tokens
 from providers.errors import AccountBlockedError
 from providers.families import request_temperature
+from providers.local_servers import list_models
 from providers.pricing import context_window as lookup
 from providers.pricing import cost_usd, priced_by_name_only, settings_prices
 from providers.ratelimit import RateLimits
@@ -88,38 +88,29 @@ def backend_for(spec: str, settings: Settings) -> Backend:
     return make_backend(*parse_spec(spec), settings)
 
 
-def probe_models(base_url: str, timeout: float = PROBE_TIMEOUT) -> list[str]:
-    """The chat models an OpenAI-compatible server lists at GET {base}/models; [] if it does not answer."""
-    import urllib.request  # 25 ms to import: only a probe needs it
-
-    try:
-        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout) as resp:
-            data = json.loads(resp.read())
-    except (OSError, ValueError):
-        return []
-    items = data.get("data") if isinstance(data, dict) else None
-    ids = [str(item["id"]) for item in items or [] if isinstance(item, dict) and item.get("id")]
-    return [i for i in ids if "embed" not in i.lower()]  # an embedding model cannot chat
-
-
-def default_model(settings: Settings, probe: Callable[[str, float], list[str]] = probe_models) -> str:
-    """settings.model, else the first provider with a key, else a local server's first model."""
+def default_model(settings: Settings,
+                  probe: Callable[[str, float], tuple[list[str], str]] = list_models) -> str:
+    """settings.model, else the first provider with a key, else a local server's first model; ConfigError naming
+    why each server listed none (the one at OPENAI_BASE_URL first: it is the one the user set)."""
     if settings.model:
         return settings.model
     for provider, model in DEFAULT_MODELS:
         if settings.api_key_for(provider):
             return f"{provider}:{model}"
+    named = ""
     if settings.openai_base_url:
-        served = probe(settings.openai_base_url, PROBE_TIMEOUT)
+        served, why = probe(settings.openai_base_url, PROBE_TIMEOUT)
         if served:
             return f"openai:{served[0]}"
-    served = probe(settings.ollama_base_url, PROBE_TIMEOUT)
+        named = (f"the server at OPENAI_BASE_URL ({settings.openai_base_url}) {why}, so its model is not known: "
+                 "name it with --model openai:MODEL (or AGENT_MODEL), which needs no listing. Or ")
+    served, why = probe(settings.ollama_base_url, PROBE_TIMEOUT)
     if served:
         return f"ollama:{served[0]}"
     raise ConfigError(
-        "no model is configured: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (in the environment"
+        f"no model is configured: {named}set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (in the environment"
         " or a .env file), or run a local model with `ollama serve` and pass `--model ollama:llama3.1`"
-        f" (no Ollama server answered at {settings.ollama_base_url}).", "model")
+        f" (Ollama at {settings.ollama_base_url} {why}).", "model")
 
 
 def build_llm(settings: Settings, **kwargs: Any) -> LLMInterface:

@@ -69,6 +69,15 @@ def model_cache_rates(model: Any) -> tuple[float, float]:
     return max(r for r, _ in rates), max(w for _, w in rates)
 
 
+def unpaid(cap: str, final: bool, left: str, need: str) -> str:
+    """Why a cap refuses a call: what was left of it then and what the call needs at least. What the task spent
+    is its cost (its final answer included, made after this), never a figure of this moment."""
+    if final:
+        return f"{cap} could not pay for the final answer: {left} left, the answer needs at least {need}"
+    return (f"{cap} could not pay for another step: {left} left, a step with room for the final answer needs at "
+            f"least {need}")
+
+
 @dataclass
 class Estimate:
     """What one call may use at most (its max_tokens fitted to the caps), and what it holds of the run's cap."""
@@ -141,8 +150,10 @@ class RunBudget:
         task = TaskBudget(self)
         return BudgetedModel(llm, task), BudgetedModel(summary_llm or llm, task)
 
-    def reserve(self, fit: Fit, least_tokens: int, want_tokens: int) -> tuple[str | None, float, int]:
-        """Hold the run's share of a call: (why it cannot be paid or None, USD held, reply tokens it pays)."""
+    def reserve(self, fit: Fit, least_tokens: int, want_tokens: int,
+                final: bool = False) -> tuple[str | None, float, int]:
+        """Hold the run's share of a call (`final`: the task's last one): (why it cannot be paid or None, USD held,
+        reply tokens it pays)."""
         cap = self.settings.max_run_cost
         if cap is None:
             return None, 0.0, want_tokens
@@ -151,11 +162,11 @@ class RunBudget:
             self.spend_wait()  # it fits unless the calls in flight cost all their estimates allow; they rarely do
         if held is None:
             t = self.spend.totals()
-            reason = (f"the run's cost cap of {money(cap)} (--max-run-cost) was reached: {money(t.spent)} spent, "
-                      f"{money(max(cap - t.spent - t.reserved, 0.0))} left; the next call would have cost at least "
-                      f"{money(least + fit.keep)}")
-            self.spend.stop_new(reason)
-            return reason, 0.0, 0
+            what = f"the run's cost cap of {money(cap)} (--max-run-cost)"
+            # Why no new task starts: no figure, the summary and `main.py runs` say what was spent once all settled.
+            self.spend.stop_new(f"{what} left too little for {'a final answer' if final else 'another step'}")
+            return unpaid(what, final, money(max(cap - t.spent - t.reserved, 0.0)),
+                          money(least + fit.keep)), 0.0, 0
         return None, held, min(want_tokens, int((held - fit.prompt) // fit.per_token) if fit.per_token else want_tokens)
 
     def spend_wait(self) -> None:
@@ -199,7 +210,7 @@ class TaskBudget:
         want, reason, cap = self._fit_task(prompt, least, max_tokens, price, final)
         fit, held = self._cost_fit(prompt, price, least, final, left=0.0), 0.0
         if reason is None and fit is not None:
-            reason, held, want = self.run.reserve(fit, least, want)
+            reason, held, want = self.run.reserve(fit, least, want, final)
             cap = "run"
         if reason is not None:
             self.refused = self.refused or reason
@@ -222,16 +233,16 @@ class TaskBudget:
         if s.max_tokens_per_task is not None:
             fit = Fit(s.max_tokens_per_task - self.tokens, prompt, 1.0, 0.0 if final else prompt + least)
             if fit.tokens() < least:
-                return 0, (f"the task's token cap of {s.max_tokens_per_task:,} (--max-tokens-per-task) was reached:"
-                           f" {self.tokens:,} used, {max(int(fit.left), 0):,} left; the next call would have used at"
-                           f" least {prompt + least + int(fit.keep):,}"), "task"
+                cap = f"the task's token cap of {s.max_tokens_per_task:,} (--max-tokens-per-task)"
+                return 0, unpaid(cap, final, f"{max(int(fit.left), 0):,} tokens",
+                                 f"{prompt + least + int(fit.keep):,} tokens"), "task"
             want = min(want, fit.tokens())
         cost_fit = self._cost_fit(prompt, price, least, final, left=(s.max_cost or 0.0) - self.cost)
         if s.max_cost is not None and cost_fit is not None:
             if cost_fit.tokens() < least:
-                return 0, (f"the task's cost cap of {money(s.max_cost)} (--max-cost) was reached: {money(self.cost)} "
-                           f"spent, {money(max(cost_fit.left, 0.0))} left; the next call would have cost at least "
-                           f"{money(cost_fit.prompt + least * cost_fit.per_token + cost_fit.keep)}"), "task"
+                return 0, unpaid(f"the task's cost cap of {money(s.max_cost)} (--max-cost)", final,
+                                 money(max(cost_fit.left, 0.0)),
+                                 money(cost_fit.prompt + least * cost_fit.per_token + cost_fit.keep)), "task"
             want = min(want, cost_fit.tokens())
         return want, None, "task"
 
@@ -251,7 +262,7 @@ class TaskBudget:
     def after(self, estimate: Estimate, completions: list[Completion]) -> None:
         """Charge a finished call (a cached one at its recorded cost, so a replay stops where the run did)."""
         cost = 0.0
-        for c in completions:
+        for c in (b for done in completions for b in (*done.billed_before, done)):  # as the task's usage counts
             cost += (c.original_cost if c.cached else c.cost) or 0.0
             self.tokens += c.prompt_tokens + c.completion_tokens
             if c.prompt_tokens:

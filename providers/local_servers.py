@@ -1,4 +1,5 @@
-"""Local model servers: which one answers (from what it lists), how it says a prompt is too long, how to fix it.
+"""Local model servers: the models one lists (or why it lists none), which one answers (from what it lists), how
+it says a prompt is too long, how to fix it.
 
 Each server words a prompt over its window in its own way (recorded from the servers, or their sources):
 - llama-cpp-python, vLLM: "This model's maximum context length is 2048 tokens. However, you requested 2534
@@ -13,8 +14,11 @@ Ollama never refuses: it drops the start of the prompt (the agent sizes num_ctx 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+from providers.reachability import unreachable_reason
 
 LLAMA_CPP_PYTHON, LLAMA_CPP, VLLM, LM_STUDIO, OLLAMA = "llama-cpp-python", "llama.cpp", "vLLM", "LM Studio", "Ollama"
 # How to start each server with a larger window; {n} is a window that holds the prompt.
@@ -53,6 +57,39 @@ def kind_from_listing(listing: Any) -> str | None:
     owners = {str(m.get("owned_by")).lower() for m in items or [] if isinstance(m, dict)}
     found = [_OWNERS[o] for o in owners if o in _OWNERS]
     return found[0] if found else None
+
+
+def list_models(base_url: str, timeout: float) -> tuple[list[str], str]:
+    """The chat models an OpenAI-compatible server lists at GET {base}/models (embedding models left out), or
+    ([], why it listed none): it did not answer in time (a server busy with a request may not list its models
+    meanwhile), refused the connection, answered an HTTP error or no model list, or lists no chat model."""
+    import urllib.error  # 25 ms to import: only a probe needs it
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout) as resp:
+            data = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return [], f"answered GET /models with HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        return [], _why_unlisted(exc, timeout)
+    items = data.get("data") if isinstance(data, dict) else None
+    ids = [str(item["id"]) for item in items or [] if isinstance(item, dict) and item.get("id")]
+    chat = [i for i in ids if "embed" not in i.lower()]  # an embedding model cannot chat
+    return chat, "" if chat else ("lists no chat model at GET /models" if ids else "answered GET /models with no "
+                                  "model list")
+
+
+def _why_unlisted(exc: BaseException, timeout: float) -> str:
+    """list_models' reason for a failed request."""
+    if isinstance(exc, ValueError):
+        return "answered GET /models with no model list"
+    if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
+        return f"did not answer GET /models within {timeout:g} s (a server busy with another request may not)"
+    reason = unreachable_reason(exc)
+    if reason == "connection refused":
+        return "refused the connection"
+    return f"could not be reached: {reason or ' '.join(str(getattr(exc, 'reason', exc)).split())[:200]}"
 
 
 def _number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:

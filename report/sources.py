@@ -13,7 +13,7 @@ from typing import Any
 from sources.check import FAILING, MARKER, NOT_READ, SUPPORTED, claims_line
 
 WITHOUT_SOURCES = "answered without sources"
-WITHOUT_SOURCES_NOTE = ("no page, document or file was read in this task: the answer comes from the model's "
+WITHOUT_SOURCES_NOTE = ("no page, document or file was read: the answer comes from the model's "
                         "own memory and cannot be checked against a source")
 LABELS = {"wrong_source": "wrong source", "not_read": "not read"}
 

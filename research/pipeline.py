@@ -124,8 +124,9 @@ class Research:
             if trace is not None:
                 trace.close()
         run.info.report = "report.html"  # what `main.py runs` and the web app open
+        capped = budget is not None and budget.exhausted is not None  # the cost cap left part of it undone
         run.finish(tasks=len(report.plan), answered=sum(s.answered for s in report.plan), cost=report.cost,
-                   status="stopped" if self.stop.is_set() else "finished")
+                   status="stopped" if self.stop.is_set() or capped else "finished")
         return report
 
     def _roles(self, limits: RateLimits) -> dict[str, Any]:

@@ -15,7 +15,15 @@ from config import Settings
 from core.errors import TaskFileError
 from core.text import money, report_safe, terminal_safe
 from report.markdown import DONE_STATUSES, TaskRecord
-from report.sources import claim_text, reason, verdict_label, verdict_mark
+from report.sources import (
+    WITHOUT_SOURCES,
+    WITHOUT_SOURCES_NOTE,
+    claim_text,
+    reason,
+    verdict_label,
+    verdict_mark,
+    without_sources,
+)
 from run.conversation import STOPPED, Conversation, StepEvent
 from run.estimate import estimate
 from run.stopping import Stopper
@@ -56,14 +64,18 @@ def step_printer(stream: TextIO) -> Callable[[StepEvent], None]:
     return show
 
 
-def answer_text(r: TaskRecord) -> str:
-    """The answer and its numbered sources as stdout shows them (control characters shown escaped)."""
+def answer_text(r: TaskRecord, earlier_sources: bool = False) -> str:
+    """The answer and its numbered sources as stdout shows them (control characters shown escaped); an answer
+    given without reading anything is marked, as the batch marks it, unless earlier questions of the
+    conversation read sources its prompt carries (`earlier_sources`)."""
     why = f": {r.error}" if r.error and r.status != STOPPED else ""  # a stopped one: the user knows why
     missing = f"(no answer: {r.status}{why})"
     lines = [terminal_safe(r.answer.strip() if r.answer else missing)]
     read = [s for s in r.sources if s.get("read", True)]
     if read:
         lines += ["", "Sources:"] + [source_line(s) for s in read]
+    elif not earlier_sources and without_sources(r.sourced, r.status in DONE_STATUSES):
+        lines += ["", f"⚠ {WITHOUT_SOURCES}: {WITHOUT_SOURCES_NOTE}"]
     if r.citations:  # the check of its claims: the counts, then each failing one with why
         lines += ["", f"Citations: {claims_line(r.citations)}"]
         lines += [terminal_safe(f"{verdict_mark(str(c['verdict']))} {verdict_label(str(c['verdict']))} "
@@ -156,7 +168,8 @@ def _chat(conv: Conversation, args: argparse.Namespace) -> int:
             if not _command(conv, line):
                 break
             continue
-        print(answer_text(_ask_once(conv, line, [], args.quiet)), flush=True)
+        earlier = bool(conv.sources())  # a follow-up's prompt carries them: it may answer from them
+        print(answer_text(_ask_once(conv, line, [], args.quiet), earlier), flush=True)
         print(flush=True)
     if conv.id and not args.quiet:
         print(f"conversation {conv.id} kept in {conv.run.dir if conv.run else '?'}", file=sys.stderr)

@@ -16,13 +16,13 @@ from typing import Any
 from core import cancellation
 from core.chat import split_spec
 from core.errors import ConfigError, ContextWindowError, EmptyCompletionError, LLMError
-from llm import LLMInterface, build_llm, context_window, local_context_window
+from llm import LLMInterface, build_llm, context_window, default_model, local_context_window
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import fitted_system_prompt, render_system_prompt
 from prompt.window import refit_budget
 from providers.common import SILENT_MODEL
 from providers.context_window import dropped_prompt_warning, is_local
-from providers.registry import endpoint_of
+from providers.registry import KEY_ENV, endpoint_of
 from run.batch import task_tools
 from tools.base import ToolRegistry
 
@@ -41,10 +41,46 @@ class Check:
     fix: str = ""
 
 
-def check_model(settings: Any, offline: bool) -> list[Check]:
-    """The model main.py would use (built the same way), and (unless offline) a short live request to it."""
+def main_model(settings: Any) -> str | None:
+    """The model main.py would use (--model, or the one chosen automatically); None when there is none."""
     try:
-        llm = build_llm(dataclasses.replace(settings, cache_dir=None))  # a real request, never a cached one
+        return str(settings.model or default_model(settings))
+    except ConfigError:
+        return None
+
+
+def role_specs(settings: Any) -> list[tuple[str, str]]:
+    """(role, model) of each other model a run calls: fallback, summary, vision, transcribe, planner, writer, judge
+    (those set and not the main model)."""
+    roles = [*(("fallback", m) for m in settings.fallback_models), ("summary", settings.summary_model),
+             ("vision", settings.vision_model), ("transcribe", settings.transcribe_model),
+             ("planner", settings.planner_model), ("writer", settings.writer_model), ("judge", settings.judge_model)]
+    return [(role, spec) for role, spec in roles if spec and spec != settings.model]
+
+
+def key_needs(settings: Any, main: str | None) -> dict[str, list[str]]:
+    """The key variable each chosen model sends (a models-file alias its own, a local server none), with the
+    models that need it: `{"OPENAI_API_KEY": ["the model openai:gpt-4.1-mini", "the vision model ..."]}`."""
+    needs: dict[str, list[str]] = {}
+    chosen = ([("", main)] if main else []) + role_specs(settings)
+    for role, spec in chosen:
+        where = endpoint_of(spec, settings)
+        if where is not None and where.key_env:
+            needs.setdefault(where.key_env, []).append(f"the {role + ' ' if role else ''}model {spec}")
+    return needs
+
+
+def key_value(settings: Any, variable: str) -> str | None:
+    """The value of a key variable: a provider's own (OPENAI_API_KEY ...) or one a host or alias names."""
+    provider = next((p for p, v in KEY_ENV.items() if v == variable), None)
+    return settings.api_key_for(provider) if provider else settings.provider_env(variable)
+
+
+def check_model(settings: Any, offline: bool, main: str | None = None) -> list[Check]:
+    """The model main.py would use (built the same way; `main`: that model, already chosen), and (unless offline)
+    a short live request to it."""
+    try:  # a real request, never a cached one
+        llm = build_llm(dataclasses.replace(settings, cache_dir=None, model=main or settings.model))
     except ConfigError as exc:
         return [Check("model", FAIL, str(exc).splitlines()[0], NO_MODEL_HELP)]
     where = endpoint_of(llm.model, settings)
@@ -57,13 +93,10 @@ def check_model(settings: Any, offline: bool) -> list[Check]:
 
 
 def check_roles(settings: Any, offline: bool) -> list[Check]:
-    """Each other configured model (fallback, summary, vision, transcribe, planner, writer): its provider, host and
-    key variable, and a short call (not to the speech-to-text model, which does not chat)."""
-    roles = [*(("fallback", m) for m in settings.fallback_models), ("summary", settings.summary_model),
-             ("vision", settings.vision_model), ("transcribe", settings.transcribe_model),
-             ("planner", settings.planner_model), ("writer", settings.writer_model)]
+    """Each other configured model (role_specs): its provider, host and key variable, and a short call (not to the
+    speech-to-text model, which does not chat)."""
     rows = []
-    for role, spec in ((r, s) for r, s in roles if s and s != settings.model):
+    for role, spec in role_specs(settings):
         where = endpoint_of(spec, settings)
         try:
             llm = LLMInterface.from_spec(spec, dataclasses.replace(settings, cache_dir=None))

@@ -68,7 +68,7 @@ class RunInfo:
     status: str = "running"  # running | finished | stopped | failed (a killed process's run stays "running")
     tasks: int = 0
     answered: int = 0
-    cost: float | None = 0.0  # USD; None when a model's price is unknown
+    cost: float | None = None  # USD, once the run ended; None until then (a run that died) or when a price is unknown
     model: str | None = None
     outputs: list[str] = field(default_factory=list)  # report paths written outside the run directory
     report: str | None = None  # the name of the run's own copy of its HTML report, in its directory

@@ -80,7 +80,7 @@ def test_the_run_cap_skips_queued_tasks_and_the_report_says_so(monkeypatch: pyte
     assert code == 1 and 2 <= len(records) < len(tasks)
     assert sum(r["cost"] for r in records) <= 0.004
     skipped = len(tasks) - len(records)
-    note = f"{skipped} task(s) not started: the run's cost cap of $0.0040 (--max-run-cost) was reached"
+    note = f"{skipped} task(s) not started: the run's cost cap of $0.0040 (--max-run-cost) left too little"
     assert note in Path("results.md").read_text() and note in capsys.readouterr().err
     header = json.loads(Path("results.jsonl").read_text().splitlines()[0])  # the run says it was stopped
     assert header["run"] == "stopped" and "--max-run-cost" in header["reason"] and "--resume" in header["resume"]
@@ -138,7 +138,7 @@ def test_a_tools_own_model_calls_count_against_the_task_cap() -> None:
     message = [{"role": "user", "content": "hi"}]
     model.complete(message)  # type: ignore[arg-type]
     charge_tool_call(model, Completion("a picture of a cat", prompt_tokens=40, completion_tokens=10))
-    with pytest.raises(BudgetExceededError, match="65 used"):
+    with pytest.raises(BudgetExceededError, match="15 tokens left"):
         model.complete(message)  # type: ignore[arg-type]
 
 

@@ -65,7 +65,7 @@ def test_a_small_cost_cap_lets_the_tasks_take_several_steps_before_budget(monkey
     assert first["llm_calls"] >= 2 and second["llm_calls"] >= 4
     assert all(r["cost"] <= 0.004 for r in (first, second))
     assert all(MIN_COMPLETION <= b["max_tokens"] < 8192 for b in sent)  # fitted: $0.0131 of reply never fits
-    assert "left; the next call would have cost at least $" in second["error"]
+    assert "left, a step with room for the final answer needs at least $" in second["error"]
 
 
 def _budget(**caps: Any) -> RunBudget:
@@ -94,7 +94,8 @@ def test_a_call_is_refused_only_when_not_even_a_short_reply_fits_and_says_what_w
     model, _ = _budget(max_cost=0.0015).task_models(ScriptedLLM(["x"], model="openai:gpt-4.1-mini"), None)
     with pytest.raises(BudgetExceededError) as refused:
         model.complete(MESSAGE, max_tokens=8192)  # type: ignore[arg-type]
-    assert "$0.0000 spent, $0.0015 left; the next call would have cost at least $0.0016" in str(refused.value)
+    assert ("could not pay for another step: $0.0015 left, a step with room for the final answer needs at least "
+            "$0.0016") in str(refused.value)
     with last_call():  # the answering call alone fits
         assert model.complete(MESSAGE, max_tokens=8192).text == "x"  # type: ignore[arg-type]
 

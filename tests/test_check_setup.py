@@ -88,7 +88,7 @@ def test_each_role_shows_its_provider_host_and_key_variable_and_a_short_call(
     host, box = groq.url.removeprefix("http://"), gpu_box.url.removeprefix("http://")
     assert "✓  model " in out and f"groq:llama-3.3-70b-versatile: groq at {host}, key GROQ_API_KEY" in out
     assert "✓  model request" in out and "'ok'" in out
-    writer = next(line for line in out.splitlines() if "writer model" in line)
+    writer = next(line for line in out.splitlines() if line[4:].startswith("writer model"))  # its row, not its key's
     assert writer.startswith(" ✗") and f"writer: openai at {box}, key WRITER_KEY" in writer
     assert "WRITER_KEY was rejected (401)" in writer
     assert "secret-0000" not in out

@@ -10,8 +10,9 @@ import pytest
 from config import Settings
 from core.chat import Message
 from core.errors import ConfigError, EmptyCompletionError, LLMError, LLMFatalError
-from llm import LLMInterface, RejectedParams, build_llm, context_window, default_model, parse_spec, probe_models
+from llm import LLMInterface, RejectedParams, build_llm, context_window, default_model, parse_spec
 from providers.common import parse_retry_after
+from providers.local_servers import list_models
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import (
     FakeClock,
@@ -84,7 +85,7 @@ def test_a_model_whose_key_is_missing_is_a_config_error_naming_the_variable(spec
 
 
 def test_the_configured_model_wins_without_probing() -> None:
-    def probe(url: str, timeout: float) -> list[str]:
+    def probe(url: str, timeout: float) -> tuple[list[str], str]:
         raise AssertionError("must not probe")
 
     assert default_model(Settings(model="gemini:gemini-3.5-flash", openai_api_key="k"), probe) == (
@@ -98,26 +99,26 @@ def test_the_configured_model_wins_without_probing() -> None:
 ])
 def test_default_model_follows_the_key_order(keys: tuple[str, ...], expected: str) -> None:
     settings = Settings().with_overrides(**dict.fromkeys(keys, "key"))
-    assert default_model(settings, lambda url, timeout: ["never-used"]) == expected
+    assert default_model(settings, lambda url, timeout: (["never-used"], "")) == expected
 
 
 def test_without_keys_a_local_server_or_ollama_supplies_the_model() -> None:
     asked: list[tuple[str, float]] = []
 
-    def probe(url: str, timeout: float) -> list[str]:
+    def probe(url: str, timeout: float) -> tuple[list[str], str]:
         asked.append((url, timeout))
-        return ["qwen3:8b", "llama3.1:8b"] if "11434" in url else []
+        return (["qwen3:8b", "llama3.1:8b"], "") if "11434" in url else ([], "refused the connection")
 
     assert default_model(Settings(), probe) == "ollama:qwen3:8b"
     assert asked == [("http://localhost:11434/v1", 1.0)]
     local = Settings(openai_base_url="http://127.0.0.1:8000/v1")
-    assert default_model(local, lambda url, timeout: ["served-model"] if "8000" in url else []) == (
+    assert default_model(local, lambda url, timeout: (["served-model"], "") if "8000" in url else ([], "")) == (
         "openai:served-model")
 
 
 def test_probe_lists_chat_models_and_skips_embedding_models(server: LoopbackServer) -> None:
     server.handler = lambda req: openai_models("nomic-embed-text:latest", "llama3.1:8b", "qwen3:8b")
-    assert probe_models(server.url + "/v1") == ["llama3.1:8b", "qwen3:8b"]
+    assert list_models(server.url + "/v1", 1.0) == (["llama3.1:8b", "qwen3:8b"], "")
     assert paths(server) == ["/v1/models"]
 
 

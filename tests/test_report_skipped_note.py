@@ -15,7 +15,7 @@ from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
 
 MODEL = "openai:gpt-4.1-mini"  # $0.40 / $1.60 per million tokens: one call below costs $0.00056
-NOTE = "task(s) not started: the run's cost cap of $0.0040 (--max-run-cost) was reached"
+NOTE = "task(s) not started: the run's cost cap of $0.0040 (--max-run-cost) left too little for another step"
 
 
 class Text(HTMLParser):

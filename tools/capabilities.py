@@ -51,11 +51,16 @@ def images(settings: Settings) -> Capability:
     pillow = installed("PIL")
     pages = "PDF pages rendered (pdftoppm)" if shutil.which("pdftoppm") else "PDF pages: embedded pictures"
     if spec is None:
-        why = "no model is configured" if main == "(none)" else f"{main} does not accept images"
-        return Capability("images (look)", False, f"no vision model: {why}",
-                          "set AGENT_VISION_MODEL / --vision-model, e.g. gemini:gemini-2.5-flash")
+        return _no_vision("images (look)", main)
     detail = f"{spec}; {'downscaling with Pillow' if pillow else 'no Pillow: PNG/JPEG/WebP under 4.5 MB only'}; {pages}"
     return Capability("images (look)", pillow, detail, "" if pillow else "pip install Pillow")
+
+
+def _no_vision(name: str, main: str) -> Capability:
+    """The row of a tool that needs a vision model when there is none: no model at all, or one without images."""
+    why = "no model is configured" if main == "(none)" else f"{main} does not accept images"
+    return Capability(name, False, f"no vision model: {why}",
+                      "set AGENT_VISION_MODEL / --vision-model, e.g. gemini:gemini-2.5-flash")
 
 
 def audio(settings: Settings) -> Capability:
@@ -74,8 +79,7 @@ def video(settings: Settings) -> Capability:
     spec, main = vision_spec(settings)
     ffmpeg = installed("imageio_ffmpeg")
     if spec is None:
-        return Capability("video (watch)", False, f"no vision model: {main} does not accept images",
-                          "set AGENT_VISION_MODEL / --vision-model, e.g. gemini:gemini-2.5-flash")
+        return _no_vision("video (watch)", main)
     how = "whole videos and YouTube URLs (Gemini)" if spec.startswith("gemini:") else "sampled frames"
     files = "video files read with imageio-ffmpeg" if ffmpeg else "no video files (only YouTube URLs)"
     return Capability("video (watch)", ffmpeg, f"{spec}: {how}; {files}",
