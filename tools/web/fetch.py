@@ -116,6 +116,7 @@ class SafeFetcher:
         self.retries = retries
         self.limiter, self.robots, self.gap = limiter, robots, gap
         self.headers = {**_HEADERS, "User-Agent": user_agent or default_user_agent()}
+        self.origin_headers: dict[str, dict[str, str]] = {}  # origin -> headers sent there only (an API's key)
 
     def check(self, url: str) -> str | None:
         """Refuse a URL with a bad scheme, a refused domain or a non-public host; returns the address to use."""
@@ -238,6 +239,7 @@ class SafeFetcher:
         except (httpx.InvalidURL, ValueError) as exc:
             raise BlockedURLError(f"the URL is malformed ({exc})", url) from exc
         request.extensions["trace"] = deadline.trace
+        request.headers.update(self.origin_headers.get(origin(url), {}))  # never to a redirect's other host
         if address:
             parts = urlsplit(url)
             request.headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
@@ -311,6 +313,12 @@ def _redirect_target(current: str, location: str) -> str:
         raise FetchError(f"the server redirected to a malformed URL {location[:200]!r} "
                          f"({exc.args[0]})", current) from exc
     return target
+
+
+def origin(url: str) -> str:
+    """scheme://host[:port] of a URL, lower-cased: the headers of origin_headers go to this origin only."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}".lower()
 
 
 def _pinned(url: str, address: str) -> str:
