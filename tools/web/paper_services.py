@@ -38,8 +38,8 @@ OPENALEX_SELECT = ("id,doi,display_name,publication_year,authorships,primary_loc
                    "cited_by_count,is_retracted,abstract_inverted_index")
 S2_FIELDS = "title,authors,year,venue,journal,externalIds,citationCount,openAccessPdf,abstract,url"
 # Crossref update types that take a work back, as a reader says them.
-RETRACTING = {"retraction": "retracted", "partial_retraction": "partly retracted", "withdrawal": "withdrawn",
-              "removal": "removed"}
+RETRACTING = {"retraction": "retraction", "partial_retraction": "partial retraction", "withdrawal": "withdrawal",
+              "removal": "removal"}
 _WHO = {"retraction-watch": "Retraction Watch", "publisher": "the publisher"}
 
 
@@ -306,16 +306,16 @@ def crossref_paper(item: dict[str, Any]) -> Paper:
 
 
 def retraction(item: dict[str, Any]) -> str:
-    """What Crossref's `updated-by` says took the work back: '<kind>: notice doi:… of <date>, recorded by …'."""
+    """What Crossref's `updated-by` says took the work back: 'Crossref: retraction notice doi:… of <date>, from …'."""
     for update in item.get("updated-by") or []:
         kind = RETRACTING.get(str(update.get("type"))) if isinstance(update, dict) else None
         if kind:
             updated = update.get("updated") or {}
             when = str(updated.get("date-time") or "")[:10] or "-".join(
                 f"{int(x):02d}" for x in ((updated.get("date-parts") or [[]])[0] or []) if isinstance(x, int))
-            who = _WHO.get(str(update.get("source")), str(update.get("source") or "Crossref"))
-            return (f"{kind}: notice doi:{update.get('DOI')}" + (f" of {when}" if when else "")
-                    + f", recorded by {who} in Crossref")
+            who = _WHO.get(str(update.get("source")), str(update.get("source") or "its depositor"))
+            return (f"Crossref: {kind} notice doi:{update.get('DOI')}" + (f" of {when}" if when else "")
+                    + f", from {who}")
     return ""
 
 

@@ -10,6 +10,7 @@ text, with its `--- page N ---` markers, to the same source, so a claim citing i
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,23 +38,13 @@ class SearchPapersTool(Tool):
 
     name = "search_papers"
     brief = "Search scholarly papers (DOI, year, citations, retractions); `read` a DOI's open-access PDF."
-    description = (
-        "Search scholarly papers (OpenAlex, then Semantic Scholar or Crossref): each hit is a numbered source with "
-        "authors, year, venue, DOI, citation count, open-access PDF and abstract; a retracted paper says so on its "
-        "first line (do not rely on it without saying so). `read` with a hit's DOI reads its open-access PDF "
-        "('--- page N ---' markers) into the same source. Write keyword queries.")
-    parameters = {
+    description = ("Scholarly papers (OpenAlex, Semantic Scholar, Crossref), each a numbered source with year, venue, "
+                   "DOI, citations, abstract; a retracted one says so. `read` a hit's DOI to read its PDF by page.")
+    parameters = {  # described by their names: every tool's text shares one prompt (tests/test_prompt_fit.py)
         "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "Keywords (topic, method, author names)."},
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_HITS,
-                  "description": f"How many papers (default {DEFAULT_HITS})."},
-            "year_from": {"type": "integer", "description": "Published in or after this year."},
-            "year_to": {"type": "integer", "description": "Published in or before this year."},
-            "open_access": {"type": "boolean", "description": "Only papers with a free full text."},
-            "read": {"type": "string", "description": "A DOI (from a hit): read the paper's open-access PDF."},
-            "pages": {"type": "string", "description": "With read: pages, e.g. '1-3,7'."},
-        },
+        "properties": {"query": {"type": "string"}, "k": {"type": "integer", "minimum": 1, "maximum": MAX_HITS},
+                       "year_from": {"type": "integer"}, "year_to": {"type": "integer"},
+                       "open_access": {"type": "boolean"}, "read": {"type": "string"}, "pages": {"type": "string"}},
         "additionalProperties": False,
     }
     network = True  # the whole result is cached by its arguments under --cache / --replay (the API URLs hold keys)
@@ -162,7 +153,7 @@ class SearchPapersTool(Tool):
             text, count = pdf_text(result.body, pages)
         except ConversionError as exc:
             return f"Error: could not read the PDF of {paper.title}: {exc}"
-        lines = [*([f"⚠ RETRACTED: {paper.retracted}"] if paper.retracted else []),
+        lines = [*([f"⚠ RETRACTED — {paper.retracted}"] if paper.retracted else []),
                  f"{paper.title} — full text from its open-access PDF", f"PDF: {result.url}",
                  f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else "")]
         if is_scanned(text):
@@ -215,12 +206,14 @@ def _aliases(paper: Paper) -> tuple[str, ...]:
 def source_title(paper: Paper) -> str:
     """How the source list names the paper: `Title (2024)`, `⚠ RETRACTED — Title (1998)`."""
     year = f" ({paper.year})" if paper.year else ""
-    return ("⚠ RETRACTED — " if paper.retracted else "") + paper.title + year
+    if paper.retracted:  # the mark says it: a publisher's own `RETRACTED:` title prefix is not said twice
+        return "⚠ RETRACTED — " + re.sub(r"(?i)^retracted(?: article)?:\s*", "", paper.title) + year
+    return paper.title + year
 
 
 def hit_text(paper: Paper) -> str:
     """One hit as the model reads it (and as the source's text): a retraction first, then the facts, the abstract."""
-    lines = [f"⚠ RETRACTED: {paper.retracted}"] if paper.retracted else []
+    lines = [f"⚠ RETRACTED — {paper.retracted}"] if paper.retracted else []
     if paper.notice_of:
         lines.append(f"This is the retraction notice of doi:{paper.notice_of}.")
     authors = ", ".join(paper.authors[:6]) + (f" (+{len(paper.authors) - 6} more)" if len(paper.authors) > 6 else "")
