@@ -150,6 +150,14 @@ def test_a_429_without_retry_after_holds_the_host_two_seconds_like_search() -> N
     assert at["crossref"] - at["s2"] >= 1.9  # the stand-ins share one host: the next request to it waited 2 s
 
 
+def test_a_wrong_base_url_is_a_failure_not_an_empty_answer() -> None:
+    world = Scholarly()
+    with serve(world):
+        out = SearchPapersTool(settings_for(world).with_overrides(openalex_base_url=world.url + "/nothing-here")).run(
+            query="chemistry tools")
+    assert isinstance(out, ToolOutput) and out.failures[0].startswith("OpenAlex answered HTTP 404")
+
+
 def test_every_service_failing_is_one_error_and_no_key_reaches_it() -> None:
     world = Scholarly()
     world.answers["openalex"] = world.answers["s2"] = world.answers["crossref"] = DOWN

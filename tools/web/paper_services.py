@@ -103,13 +103,14 @@ class Client:
     limiter: HostLimiter | None = None
     secrets: tuple[str, ...] = ()
 
-    def get(self, label: str, url: str, key: tuple[str, bool] = ("", False)) -> Any:
-        """The JSON answer to GET url; None for a 404; SearchBackendError (rate limited: SearchRateLimitedError).
-        `key` is the service's key variable and whether it is set, for the messages."""
+    def get(self, label: str, url: str, key: tuple[str, bool] = ("", False), *, missing: bool = False) -> Any:
+        """The JSON answer to GET url (None for a 404 when `missing`: a DOI the service does not know);
+        SearchBackendError (rate limited: SearchRateLimitedError). `key` is the service's key variable and whether
+        it is set, for the messages."""
         try:
             result = self.fetcher.get(url)
         except HTTPStatusError as exc:
-            if exc.status == 404:
+            if exc.status == 404 and missing:
                 return None
             raise self._status_error(label, exc, url, key) from exc
         except FetchError as exc:
@@ -186,7 +187,7 @@ class OpenAlex:
     def by_doi(self, doi: str) -> Paper | None:
         """/works/doi:DOI."""
         url = api_url(f"{self.base}/works/doi:{quote(doi, safe='/:()')}", {"select": OPENALEX_SELECT, **self.extra})
-        data = self.client.get(self.label, url, self.key)
+        data = self.client.get(self.label, url, self.key, missing=True)
         return openalex_paper(data) if isinstance(data, dict) else None
 
 
@@ -242,7 +243,7 @@ class SemanticScholar:
     def by_doi(self, doi: str) -> Paper | None:
         """/graph/v1/paper/DOI:DOI."""
         url = api_url(f"{self.base}/graph/v1/paper/DOI:{quote(doi, safe='/:()')}", {"fields": S2_FIELDS})
-        data = self.client.get(self.label, url, self.key)
+        data = self.client.get(self.label, url, self.key, missing=True)
         return s2_paper(data) if isinstance(data, dict) else None
 
 
@@ -278,7 +279,8 @@ class Crossref:
 
     def by_doi(self, doi: str) -> Paper | None:
         """/works/DOI."""
-        data = self.client.get(self.label, api_url(f"{self.base}/works/{quote(doi, safe='/:()')}", self.extra))
+        data = self.client.get(self.label, api_url(f"{self.base}/works/{quote(doi, safe='/:()')}", self.extra),
+                               missing=True)
         message = (data or {}).get("message")
         return crossref_paper(message) if isinstance(message, dict) else None
 
