@@ -14,15 +14,13 @@ from typing import Any
 from core.envfile import read_dotenv
 from core.errors import ConfigError
 from core.models_file import ModelAlias, models_file_path, read_models_file
+from core.search_settings import check_search
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
 
 # -- checks that turn bad values into one-line ConfigErrors (`maybe` is an error, not a silent False)
-
-# The search tool's backends (tools/web/search_backends.py), in the order used when SEARCH_BACKENDS is unset.
-SEARCH_BACKEND_NAMES = ("serper", "brave", "tavily", "searxng", "duckduckgo")
 
 # field -> (smallest allowed value, whether the smallest itself is allowed)
 _LIMITS: dict[str, tuple[float, bool]] = {
@@ -106,12 +104,14 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tavily_base_url", ("TAVILY_BASE_URL",), str),
     ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
     ("arxiv_api_url", ("ARXIV_API_URL",), str),
-    # search_papers' services (tools/web/paper_services.py)
-    ("papers", ("AGENT_PAPERS",), str), ("openalex_mailto", ("OPENALEX_MAILTO",), str),
-    ("openalex_api_key", ("OPENALEX_API_KEY",), str), ("openalex_base_url", ("OPENALEX_BASE_URL",), str),
+    ("papers", ("AGENT_PAPERS",), str),  # search_papers and its services (tools/web/paper_services.py)
+    ("openalex_mailto", ("OPENALEX_MAILTO",), str),
+    ("openalex_api_key", ("OPENALEX_API_KEY",), str),
+    ("openalex_base_url", ("OPENALEX_BASE_URL",), str),
     ("semantic_scholar_api_key", ("SEMANTIC_SCHOLAR_API_KEY",), str),
     ("semantic_scholar_base_url", ("SEMANTIC_SCHOLAR_BASE_URL",), str),
-    ("crossref_mailto", ("CROSSREF_MAILTO",), str), ("crossref_base_url", ("CROSSREF_BASE_URL",), str),
+    ("crossref_mailto", ("CROSSREF_MAILTO",), str),
+    ("crossref_base_url", ("CROSSREF_BASE_URL",), str),
     ("max_steps", ("AGENT_MAX_STEPS",), whole),
     ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), whole),
     ("task_timeout", ("AGENT_TASK_TIMEOUT",), number),
@@ -374,27 +374,10 @@ def _validate(s: Settings) -> None:
         if getattr(s, name) not in allowed:
             raise ConfigError(f"{setting_name(name)} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
                               f"not {getattr(s, name)!r}", name)
-    _validate_search(s)
-    if s.papers == "only" and not s.search:
-        raise ConfigError("--papers-only needs search: AGENT_SEARCH=0 / --no-search turns search_papers off too",
-                          "papers")
+    check_search(s, setting_name)  # SEARCH_BACKENDS' names and keys, AGENT_PAPERS=only needing search
     for folder in s.docs_dirs:
         if not folder.is_dir():
             raise ConfigError(f"{setting_name('docs_dirs')} {folder}: no such folder", "docs_dirs")
-
-
-def _validate_search(s: Settings) -> None:
-    """SEARCH_BACKENDS names known backends, each with the key or URL it needs."""
-    needs = {"serper": ("serper_api_key", "SERPER_API_KEY"), "brave": ("brave_api_key", "BRAVE_API_KEY"),
-             "tavily": ("tavily_api_key", "TAVILY_API_KEY"), "searxng": ("searxng_url", "SEARXNG_URL")}
-    for name in s.search_backends:
-        if name not in SEARCH_BACKEND_NAMES:
-            raise ConfigError(f"{setting_name('search_backends')}: unknown backend {name!r} (choose from "
-                              f"{', '.join(SEARCH_BACKEND_NAMES)})", "search_backends")
-        field, variable = needs.get(name, ("", ""))
-        if field and not getattr(s, field):
-            raise ConfigError(f"{setting_name('search_backends')} names {name} but {variable} is not set",
-                              "search_backends")
 
 
 _CHILD_ENV_NAMES = ("PATH", "LANG", "LANGUAGE", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -129,7 +130,7 @@ def test_the_papers_row_says_which_service_answers_and_with_which_key(
             monkeypatch.setenv(name, value)
         check_setup.main([])
         check_setup.main(["--offline"])
-    runs = capsys.readouterr().out.split("checks passed.")[:2]
+    runs = re.split(r"\n(?:Not ready|Ready): ", capsys.readouterr().out)[:2]  # each run ends with its summary
     live, offline = (_papers_line(part) for part in runs)
     order = ("OpenAlex (no OPENALEX_API_KEY: a small daily allowance, mailto me@example.org) → Semantic Scholar "
              "(SEMANTIC_SCHOLAR_API_KEY s2-…6789) → Crossref (no CROSSREF_MAILTO)")
