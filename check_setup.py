@@ -1,4 +1,4 @@
-"""Smoke test a user runs first: packages, keys, the model, search, workspace, sandbox, scrape, browser."""
+"""Smoke test a user runs first: packages, keys, the model, search, papers, workspace, sandbox, scrape, browser."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
 from tools.web.browser_launch import INSTALL_HINT
 from tools.web.errors import FetchError
+from tools.web.papers import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.search_backends import SearchBackendError
@@ -125,6 +126,38 @@ def check_search(settings: Any, offline: bool) -> Check:
         return Check("search", WARN, f"{order}; {' '.join(failed)[:300]} ({answered[0]} answered)",
                      "a run fails over to the next backend; fix the key, URL or quota of the one that failed")
     return Check("search", OK, f"{order}; {answered[0]} answered")
+
+
+def check_papers(settings: Any, offline: bool) -> Check:
+    """The scholarly services of search_papers, each asked once as a run asks them: which answer, with or without
+    a key or a polite-pool address. One answering is enough (it fails over); none answering is a warning: web
+    search still works."""
+    if not settings.search or settings.papers == "off":
+        return Check("papers", OK, "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0): tasks get no search_papers tool")
+    services = SearchPapersTool(settings).services
+    how = {"openalex": (f"OPENALEX_API_KEY {mask(settings.openalex_api_key)}" if settings.openalex_api_key else
+                        "no OPENALEX_API_KEY: a small daily allowance")
+                       + (f", mailto {settings.openalex_mailto}" if settings.openalex_mailto else ""),
+           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {mask(settings.semantic_scholar_api_key)}"
+                               if settings.semantic_scholar_api_key else "no key: the shared pool",
+           "crossref": f"mailto {settings.crossref_mailto}" if settings.crossref_mailto else "no CROSSREF_MAILTO"}
+    order = " → ".join(f"{s.label} ({how[s.name]})" for s in services)
+    if offline:
+        return Check("papers", OK, order + "; not contacted (--offline)")
+    answered, failed = [], []
+    for service in services:
+        try:
+            service.search("open access", 1, (None, None), False)
+            answered.append(service.label)
+        except SearchBackendError as exc:
+            failed.append(str(exc))
+    if failed:
+        fix = ("search_papers fails over to the next service; a key or mailto may lift a rate limit" if answered else
+               "fix the network or the services' keys; without them tasks search the web only (AGENT_PAPERS=off "
+               "turns search_papers off)")
+        said = f" ({', '.join(answered)} answered)" if answered else ""
+        return Check("papers", WARN, f"{order}; {' '.join(failed)[:300]}{said}", fix)
+    return Check("papers", OK, f"{order}; {', '.join(answered)} answered")
 
 
 def check_workspace(settings: Any) -> Check:
@@ -251,7 +284,8 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     checks += model_rows + check_prompt(settings, model_rows) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
-            ("search", lambda: check_search(settings, offline)), ("workspace", lambda: check_workspace(settings)),
+            ("search", lambda: check_search(settings, offline)), ("papers", lambda: check_papers(settings, offline)),
+            ("workspace", lambda: check_workspace(settings)),
             ("python tool", lambda: check_python_tool(settings, Path(tmp))),
             ("sandbox", lambda: check_sandbox(settings, Path(tmp))),
             ("scrape tool", lambda: check_scrape(settings, Path(tmp))), ("browser", lambda: check_browser(settings)),

@@ -14,15 +14,13 @@ from typing import Any
 from core.envfile import read_dotenv
 from core.errors import ConfigError
 from core.models_file import ModelAlias, models_file_path, read_models_file
+from core.search_settings import check_search
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
 
 # -- checks that turn bad values into one-line ConfigErrors (`maybe` is an error, not a silent False)
-
-# The search tool's backends (tools/web/search_backends.py), in the order used when SEARCH_BACKENDS is unset.
-SEARCH_BACKEND_NAMES = ("serper", "brave", "tavily", "searxng", "duckduckgo")
 
 # field -> (smallest allowed value, whether the smallest itself is allowed)
 _LIMITS: dict[str, tuple[float, bool]] = {
@@ -44,7 +42,7 @@ _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurr
           "max_cost": "--max-cost", "max_run_cost": "--max-run-cost", "max_tokens_per_task": "--max-tokens-per-task",
           "rpm": "--rpm", "tpm": "--tpm", "max_tokens": "--max-tokens", "keep_workspaces": "--keep-workspaces",
           "answer_style": "--answer-style", "sandbox": "--sandbox", "verify_claims": "--verify-claims",
-          "executor": "--executor", "docs_dirs": "--docs"}
+          "executor": "--executor", "docs_dirs": "--docs", "papers": "--no-papers"}
 
 
 def setting_name(field: str) -> str:
@@ -106,6 +104,14 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tavily_base_url", ("TAVILY_BASE_URL",), str),
     ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
     ("arxiv_api_url", ("ARXIV_API_URL",), str),
+    ("papers", ("AGENT_PAPERS",), str),  # search_papers and its services (tools/web/paper_services.py)
+    ("openalex_mailto", ("OPENALEX_MAILTO",), str),
+    ("openalex_api_key", ("OPENALEX_API_KEY",), str),
+    ("openalex_base_url", ("OPENALEX_BASE_URL",), str),
+    ("semantic_scholar_api_key", ("SEMANTIC_SCHOLAR_API_KEY",), str),
+    ("semantic_scholar_base_url", ("SEMANTIC_SCHOLAR_BASE_URL",), str),
+    ("crossref_mailto", ("CROSSREF_MAILTO",), str),
+    ("crossref_base_url", ("CROSSREF_BASE_URL",), str),
     ("max_steps", ("AGENT_MAX_STEPS",), whole),
     ("max_format_errors", ("AGENT_MAX_FORMAT_ERRORS",), whole),
     ("task_timeout", ("AGENT_TASK_TIMEOUT",), number),
@@ -206,6 +212,14 @@ class Settings:
     tavily_base_url: str = "https://api.tavily.com"
     wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"  # a MediaWiki action API (another language, a mirror)
     arxiv_api_url: str = "https://export.arxiv.org/api/query"  # the arXiv API's Atom query endpoint
+    papers: str = "on"  # search_papers (tools/web/papers.py): on, off (--no-papers), only (research --papers-only)
+    openalex_mailto: str | None = None  # OpenAlex's polite pool: an address it may write to
+    openalex_api_key: str | None = None  # OpenAlex's (free) key: its daily allowance without one is small
+    openalex_base_url: str = "https://api.openalex.org"
+    semantic_scholar_api_key: str | None = None
+    semantic_scholar_base_url: str = "https://api.semanticscholar.org"
+    crossref_mailto: str | None = None  # Crossref's polite pool
+    crossref_base_url: str = "https://api.crossref.org"
     max_steps: int = 15
     max_format_errors: int = 3
     task_timeout: float = 900.0
@@ -348,7 +362,7 @@ def _providers(values: dict[str, Any], layered: Mapping[str, str]) -> dict[str, 
 _CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("answer_style", ("plain", "concise")), ("sandbox", ("auto", "landlock", "bwrap", "require", "none")),
     ("otel_protocol", ("http/protobuf", "grpc")), ("verify_claims", ("off", "model")), ("render", ("auto", "off")),
-    ("executor", ("threads", "ray")),
+    ("executor", ("threads", "ray")), ("papers", ("on", "off", "only")),
 )
 
 
@@ -360,24 +374,10 @@ def _validate(s: Settings) -> None:
         if getattr(s, name) not in allowed:
             raise ConfigError(f"{setting_name(name)} must be {', '.join(allowed[:-1])} or {allowed[-1]}, "
                               f"not {getattr(s, name)!r}", name)
-    _validate_search(s)
+    check_search(s, setting_name)  # SEARCH_BACKENDS' names and keys, AGENT_PAPERS=only needing search
     for folder in s.docs_dirs:
         if not folder.is_dir():
             raise ConfigError(f"{setting_name('docs_dirs')} {folder}: no such folder", "docs_dirs")
-
-
-def _validate_search(s: Settings) -> None:
-    """SEARCH_BACKENDS names known backends, each with the key or URL it needs."""
-    needs = {"serper": ("serper_api_key", "SERPER_API_KEY"), "brave": ("brave_api_key", "BRAVE_API_KEY"),
-             "tavily": ("tavily_api_key", "TAVILY_API_KEY"), "searxng": ("searxng_url", "SEARXNG_URL")}
-    for name in s.search_backends:
-        if name not in SEARCH_BACKEND_NAMES:
-            raise ConfigError(f"{setting_name('search_backends')}: unknown backend {name!r} (choose from "
-                              f"{', '.join(SEARCH_BACKEND_NAMES)})", "search_backends")
-        field, variable = needs.get(name, ("", ""))
-        if field and not getattr(s, field):
-            raise ConfigError(f"{setting_name('search_backends')} names {name} but {variable} is not set",
-                              "search_backends")
 
 
 _CHILD_ENV_NAMES = ("PATH", "LANG", "LANGUAGE", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")

@@ -19,7 +19,7 @@ from docx.shared import Pt, RGBColor
 
 from report.md_table import Table, table_at
 from report.research import MARK, ResearchReport, SubQuestion, across_languages_note, round_label, summary_line
-from report.sources import claim_text, verdict_label, verdict_mark
+from report.sources import RETRACTED, cited_where, claim_text, verdict_label, verdict_mark
 from sources.check import FAILING, claims_line
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -158,13 +158,16 @@ def _plain(doc: Any, text: str, style: str | None = None) -> None:
 
 def _citation(doc: Any, c: Mapping[str, Any]) -> None:
     verdict = str(c.get("verdict"))
-    where = f"[{c['n']}] " if c.get("n") is not None else f"{c.get('url') or ''} "
+    where = f"{cited_where(c)} " if c.get("n") is not None else f"{c.get('url') or ''} "
     p = doc.add_paragraph(style="List Bullet")
     label = p.add_run(f"{verdict_mark(verdict)} {verdict_label(verdict)}")
     label.bold = True
     if verdict in FAILING:
         label.font.color.rgb = RED
     p.add_run(_BAD.sub("", f" {where}{claim_text(c)}"))
+    if c.get("retracted"):
+        mark = p.add_run(_BAD.sub("", f" {RETRACTED}: {c['retracted']}"))
+        mark.bold, mark.font.color.rgb = True, RED
 
 
 def _plan(doc: Any, s: SubQuestion) -> None:

@@ -16,6 +16,7 @@ WITHOUT_SOURCES = "answered without sources"
 WITHOUT_SOURCES_NOTE = ("no page, document or file was read: the answer comes from the model's "
                         "own memory and cannot be checked against a source")
 LABELS = {"wrong_source": "wrong source", "not_read": "not read"}
+RETRACTED = "⚠ cites a retracted paper"  # on a claim citing one, whatever its verdict
 
 
 def verdict_label(verdict: str) -> str:
@@ -98,13 +99,22 @@ def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Map
 
 def citation_line(c: Mapping[str, Any]) -> str:
     """`- ✗ **contradicted** [7] the claim — says ‘rose’, the source says ‘fell’` (failing verdicts in bold, with
-    why), with the judge model's verdict when one was asked."""
+    why), with the judge model's verdict when one was asked; `[7, p. 3]` for a PDF's page; a claim citing a
+    retracted paper marked, whatever its verdict."""
     verdict = str(c.get("verdict"))
     label = f"**{verdict_label(verdict)}**" if verdict in FAILING else verdict_label(verdict)
-    where = f"[{c['n']}]" if c.get("n") is not None else _md_address(str(c.get("url"))) if verdict == NOT_READ else ""
+    where = cited_where(c) if c.get("n") is not None else _md_address(str(c.get("url"))) if verdict == NOT_READ else ""
     model = f" (model: {c['model_verdict']})" if c.get("model_verdict") else ""
     why = f" — {_md_text(reason(c))}" if reason(c) else ""
-    return f"- {verdict_mark(verdict)} {label}{model} {where} {_md_text(claim_text(c))[:400]}{why}"
+    mark = f" **{RETRACTED}:** {_md_text(c['retracted'])}" if c.get("retracted") else ""
+    return f"- {verdict_mark(verdict)} {label}{model} {where} {_md_text(claim_text(c))[:400]}{why}{mark}"
+
+
+def cited_where(c: Mapping[str, Any]) -> str:
+    """`[7]`, or `[7, p. 3]` when the passage judged is on page 3 of a PDF ("" for a citation without a number)."""
+    if c.get("n") is None:
+        return ""
+    return f"[{c['n']}, p. {int(c['page'])}]" if isinstance(c.get("page"), int) else f"[{c['n']}]"
 
 
 def reason(c: Mapping[str, Any]) -> str:

@@ -63,6 +63,9 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--formats", default="md,html", metavar="LIST",
                    help="the report's formats, of md,html,pdf,docx (default md,html; md is always written)")
     g.add_argument("--language", metavar="NAME", help="write the plan and the report in this language")
+    g.add_argument("--papers-only", action="store_const", const="only", dest="papers",
+                   help="research in scholarly papers only (search_papers, arxiv): no web search, scrape or browser "
+                        "(AGENT_PAPERS=only)")
     g.add_argument("--resume", action="store_true",
                    help="continue the newest research run of this question: only unfinished sub-questions run")
     g.add_argument("--no-html", action="store_true", help="do not write report.html beside the report")

@@ -27,21 +27,34 @@ from run.execute import runner_class
 from tasks.taskfile import Task, task_key
 
 CONTEXT = "This is one part of a larger research question: {question}\nAnswer this part only."
+# What a sub-question is told of search_papers, by AGENT_PAPERS (off: nothing).
+PAPERS = {"on": "For scientific claims, find peer-reviewed papers with search_papers and read their open-access "
+                "PDFs; say so when a paper you cite is retracted.",
+          "only": "Use scholarly sources only: find papers with search_papers (or arxiv) and read their "
+                  "open-access PDFs; say so when a paper you cite is retracted."}
 
 
-def task_text(sub_question: str, question: str, files: list[Path]) -> str:
-    """A sub-question's task: the sub-question, with the main question as context (and the files it has)."""
+def papers_mode(settings: Settings) -> str:
+    """What sub-questions are told of search_papers: AGENT_PAPERS, or off when search is (AGENT_SEARCH=0)."""
+    return settings.papers if settings.search else "off"
+
+
+def task_text(sub_question: str, question: str, files: list[Path], papers: str = "off") -> str:
+    """A sub-question's task: the sub-question, with the main question as context (and the files it has, and
+    what it is told of search_papers)."""
     text = f"{sub_question}\n\n{CONTEXT.format(question=' '.join(question.split()))}"
+    if papers in PAPERS:
+        text += f"\n{PAPERS[papers]}"
     if len(files) > 1:
         text += "\n\nAttached files (in your workspace): " + ", ".join(f.name for f in files) + "."
     return text
 
 
-def sub_tasks(plan: list[SubQuestion], question: str, files: list[Path]) -> list[Task]:
+def sub_tasks(plan: list[SubQuestion], question: str, files: list[Path], papers: str = "off") -> list[Task]:
     """One task per sub-question; its id (sub-01-<hash>) names its trace and workspace."""
     tasks = []
     for sub in plan:
-        text = task_text(sub.text, question, files)
+        text = task_text(sub.text, question, files, papers)
         task = Task(sub.n, text, f"sub-{sub.n:02d}-{task_key(text)[:8]}",
                     file=str(files[0]) if len(files) == 1 else None)
         sub.task_id = task.id

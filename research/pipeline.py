@@ -32,7 +32,7 @@ from report.html.research import write_report
 from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
 from research.compose import compose, supported
-from research.gather import Gather, finished, sub_tasks
+from research.gather import Gather, finished, papers_mode, sub_tasks
 from research.language import note_across_languages
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
@@ -149,7 +149,7 @@ class Research:
         gather.on_event, gather.on_record = self.progress.on_event, self.progress.on_record
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
             self._rounds(research, call, gather, plan, followed, spent_before)
-        tasks = sub_tasks(plan, self.question, self.files)
+        tasks = sub_tasks(plan, self.question, self.files, papers_mode(self.settings))
         records = research.records()
         found = [self._found(sub, task, records.get(task.key), gather) for sub, task in zip(plan, tasks, strict=True)]
         report = ResearchReport(self.question, plan=plan, run_id=research.run.id, model=gather.spec,
@@ -177,7 +177,8 @@ class Research:
         On --resume the rounds already planned are kept and only their unfinished sub-questions run."""
         round_ = 1
         while True:
-            tasks = sub_tasks([s for s in plan if s.round == round_], self.question, self.files)
+            tasks = sub_tasks([s for s in plan if s.round == round_], self.question, self.files,
+                              papers_mode(self.settings))
             records = research.records()
             todo = [t for t in tasks if not finished(records.get(t.key))]
             with self.progress.researching(todo):
@@ -188,8 +189,8 @@ class Research:
                 if round_ in followed:  # its follow-up call gave none (a resumed run)
                     return
                 records = research.records()
-                done = [(s, self._found(s, t, records.get(t.key), gather))
-                        for s, t in zip(plan, sub_tasks(plan, self.question, self.files), strict=True)]
+                tasks = sub_tasks(plan, self.question, self.files, papers_mode(self.settings))
+                done = [(s, self._found(s, t, records.get(t.key), gather)) for s, t in zip(plan, tasks, strict=True)]
                 new = followup(call, self.question, done, round_, self.breadth)
                 followed.append(round_)
                 plan += [SubQuestion(len(plan) + i, q, round=round_ + 1) for i, q in enumerate(new, start=1)]
@@ -219,7 +220,8 @@ class Research:
         if self.sub_questions:  # --plan FILE: exactly these, no planning call
             return [SubQuestion(i, q) for i, q in enumerate(self.sub_questions, start=1)]
         prompt = plan_prompt(self.question, self.breadth, [f.name for f in self.files],
-                             docs=bool(self.settings.docs_dirs), web=self.settings.search)
+                             docs=bool(self.settings.docs_dirs), web=self.settings.search,
+                             papers=papers_mode(self.settings))
         try:
             subs = parse_plan(call([{"role": "user", "content": prompt}], "plan").text, self.breadth)
             if not subs:

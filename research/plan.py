@@ -16,15 +16,24 @@ _EMPHASIS = re.compile(r"^[*_]+|[*_]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # escape sequences and the like: never printed, never a task
 
 
-def plan_prompt(question: str, breadth: int, files: list[str], docs: bool = False, web: bool = True) -> str:
+def plan_prompt(question: str, breadth: int, files: list[str], docs: bool = False, web: bool = True,
+                papers: str = "off") -> str:
     """The planning call's prompt: asks for LEAST to `breadth` sub-questions (exactly `breadth` when it is
-    smaller than LEAST); with `docs` (--docs), researched in the user's documents too, or alone without `web`."""
+    smaller than LEAST); with `docs` (--docs), researched in the user's documents too, or alone without `web`;
+    with `papers` (AGENT_PAPERS: on, only), in scholarly papers too, or only there (--papers-only)."""
     span = f"{min(LEAST, breadth)} to {breadth}" if breadth > min(LEAST, breadth) else f"{breadth}"
     attached = f"\nThe files {', '.join(files)} come with the question; each sub-question's research can read " \
                "them." if files else ""
-    where = "on the web" if not docs else "in the user's own documents (searched with search_docs)" + \
-        (" and on the web" if web else "")
-    return PROMPT.format(span=span, where=where, files=attached, question=question.strip())
+    return PROMPT.format(span=span, where=_where(docs, web, papers), files=attached, question=question.strip())
+
+
+def _where(docs: bool, web: bool, papers: str) -> str:
+    """Where each sub-question is researched: the user's documents, the web, scholarly papers."""
+    online = "" if not web else "in scholarly papers only (search_papers, arxiv)" if papers == "only" else \
+        "on the web" + (" and in scholarly papers (search_papers)" if papers == "on" else "")
+    if not docs:
+        return online or "on the web"
+    return "in the user's own documents (searched with search_docs)" + (f" and {online}" if online else "")
 
 
 def item_text(raw: str) -> str:

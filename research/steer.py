@@ -86,7 +86,8 @@ def make_plan(settings: Settings, question: str, file_names: list[str], breadth:
     llm, _ = checked_models(settings, output, limits)
     llm = role_model(settings, settings.planner_model, limits) or llm  # --planner-model plans
     call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
-    prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search)
+    prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search,
+                         papers=settings.papers)
     return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost
 
 

@@ -101,6 +101,8 @@ def tool_flags(p: Any) -> None:
                    help="let model-written Python code use the network (off by default)")
     p.add_argument("--no-search", action="store_false", dest="search", default=None,
                    help="no search tool: answer from the pages and files the task names (AGENT_SEARCH=0)")
+    p.add_argument("--no-papers", action="store_const", const="off", dest="papers",
+                   help="no search_papers tool (OpenAlex, Semantic Scholar, Crossref; AGENT_PAPERS=off)")
     p.add_argument("--docs", action="append", dest="docs_dirs", type=Path, metavar="DIR",
                    help="a folder of your documents the agent searches with search_docs, citing file and page "
                         "(repeatable; AGENT_DOCS)")

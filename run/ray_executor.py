@@ -102,6 +102,8 @@ def keys_needed(settings: Settings, specs: list[str]) -> tuple[str, ...]:
     needed = [f"{p}_api_key" for p in providers if f"{p}_api_key" in SECRET_FIELDS]
     if settings.search:
         needed.append("serper_api_key")
+        if settings.papers != "off":  # search_papers' keys
+            needed += ["openalex_api_key", "semantic_scholar_api_key"]
     return tuple(sorted(name for name in set(needed) if getattr(settings, name)))
 
 

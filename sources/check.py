@@ -33,6 +33,7 @@ from sources.meaning import (
     judge,
     passages,
 )
+from sources.pages import page_of
 
 WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
 VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)
@@ -46,7 +47,8 @@ _END = re.compile(r"""(?<=[.!?])["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s+["“(
 @dataclass
 class Citation:
     """One cited claim (or one URL of the answer), its verdict, why, and the passage it was judged against;
-    model_verdict is the judge model's (--judge-model, --verify-claims model)."""
+    model_verdict is the judge model's (--judge-model, --verify-claims model); page is the page of a paged source
+    (a PDF read with its page markers) the passage is on; retracted says what marks the cited paper retracted."""
 
     n: int | None
     url: str | None
@@ -55,12 +57,16 @@ class Citation:
     model_verdict: str | None = None
     reason: str = ""
     passage: str = ""
+    page: int | None = None
+    retracted: str = ""
 
     def record(self) -> dict[str, Any]:
-        """As results.jsonl holds it: {n, url, claim, verdict} (+ reason, passage, model_verdict when there)."""
+        """As results.jsonl holds it: {n, url, claim, verdict} (+ reason, passage, model_verdict, page, retracted
+        when there)."""
         out: dict[str, Any] = {"n": self.n, "url": self.url, "claim": self.claim, "verdict": self.verdict}
         out |= {k: v for k, v in (("reason", self.reason), ("passage", self.passage),
-                                  ("model_verdict", self.model_verdict)) if v}
+                                  ("model_verdict", self.model_verdict), ("page", self.page),
+                                  ("retracted", self.retracted)) if v}
         return out
 
 
@@ -113,7 +119,8 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
             j = found if found is not None and n in texts else Judgement(FABRICATED, f"[{n}] is no source this task "
                                                                                      "read")
             out.append(Citation(n, source.url if source else None, claim, j.verdict, reason=j.reason,
-                                passage=j.passage))
+                                passage=j.passage, page=page_of(texts.get(n, ""), j.passage),
+                                retracted=source.retracted if source else ""))
     out += not_read(answer, ledger)
     return out
 

@@ -14,7 +14,8 @@ class Read:
 
     `text` None means the tool's whole observation is what it read. `error` set means the tool tried and
     could not read it (a DNS error, a 404, a blocked page): the source is listed as not read. `aliases` are
-    other addresses of the same source, e.g. the URL asked for before a redirect.
+    other addresses of the same source, e.g. the URL asked for before a redirect. `retracted` says what marks
+    a paper retracted (search_papers): every claim citing it is marked, whatever its verdict.
     """
 
     url: str
@@ -22,6 +23,7 @@ class Read:
     text: str | None = None
     error: str | None = None
     aliases: tuple[str, ...] = ()
+    retracted: str = ""
 
 
 @dataclass
@@ -35,10 +37,12 @@ class Source:
     error: str | None = None
     text: str = ""  # kept for the citation check; records carry only record()
     aliases: list[str] = field(default_factory=list)
+    retracted: str = ""  # what marks the paper retracted (search_papers), "" for any other source
 
     def record(self) -> dict[str, Any]:
-        """The source as results.jsonl holds it: {n, url, title, read, error}."""
-        return {"n": self.n, "url": self.url, "title": self.title, "read": self.read, "error": self.error}
+        """The source as results.jsonl holds it: {n, url, title, read, error} (+ retracted for a retracted paper)."""
+        out = {"n": self.n, "url": self.url, "title": self.title, "read": self.read, "error": self.error}
+        return out | ({"retracted": self.retracted} if self.retracted else {})
 
     def header(self) -> str:
         """`[n] Title — URL` (a local file: `[n] path`), the line at the head of the observation that read it."""
@@ -124,6 +128,7 @@ class SourceLedger:
             if text and text not in source.text:
                 source.text = (source.text + "\n\n" + text) if source.text else text
             source.title = source.title or one_line(read.title)
+            source.retracted = source.retracted or one_line(read.retracted, 300)
         for key in keys:
             self._by_key.setdefault(key, source)
             if key != normalize_url(source.url) and key not in source.aliases:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 import check_setup
 from tests.fakes.loopback import LoopbackServer, Response, routes
+from tests.test_search import DDG_RESULTS, FakeDDGS
 
 # What ddgs raises when name resolution fails: ddgs/http_client.py wraps the client's error as
 # f"{type(ex).__name__}: {ex!r}" and ddgs/ddgs.py re-raises the last engine's error as DDGSException.
@@ -108,3 +110,37 @@ def test_a_ddgs_error_naming_another_engine_says_why_the_duckduckgo_check_names_
     line = _search_line(capsys.readouterr().out)
     assert "DuckDuckGo search failed (through the ddgs package, which also asks other engines; the last one it " \
            "asked, search.brave.com, failed)" in line
+
+
+def _papers_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "  papers " in line)
+
+
+def test_the_papers_row_says_which_service_answers_and_with_which_key(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.fakes.scholarly import Scholarly, env_for, serve
+
+    world = Scholarly()
+    world.answers["s2"] = "semantic_scholar_429"
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: FakeDDGS(DDG_RESULTS))
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    with serve(world):
+        for name, value in {**env_for(world), "OPENALEX_MAILTO": "me@example.org",
+                            "SEMANTIC_SCHOLAR_API_KEY": "s2-key-0123456789"}.items():
+            monkeypatch.setenv(name, value)
+        check_setup.main([])
+        check_setup.main(["--offline"])
+    runs = re.split(r"\n(?:Not ready|Ready): ", capsys.readouterr().out)[:2]  # each run ends with its summary
+    live, offline = (_papers_line(part) for part in runs)
+    order = ("OpenAlex (no OPENALEX_API_KEY: a small daily allowance, mailto me@example.org) → Semantic Scholar "
+             "(SEMANTIC_SCHOLAR_API_KEY s2-…6789) → Crossref (no CROSSREF_MAILTO)")
+    assert live.startswith(" !") and order in live and "(OpenAlex, Crossref answered)" in live
+    assert "Semantic Scholar rate limit or daily allowance spent (HTTP 429)" in live
+    assert offline.startswith(" ✓") and offline.endswith(order + "; not contacted (--offline)")
+    assert [s for _, s, _ in world.requests] == ["openalex", "s2", "crossref"]  # each asked once, only live
+
+
+def test_papers_turned_off_are_not_probed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AGENT_PAPERS", "off")
+    check_setup.main(["--offline"])
+    assert "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0)" in _papers_line(capsys.readouterr().out)

@@ -79,6 +79,9 @@ def test_keys_needed_skips_keys_the_driver_does_not_use() -> None:
     s = Settings(model="anthropic:claude-x", search=False, **CANARIES)
     assert keys_needed(s, ["anthropic:claude-x", "gemini:gemini-x"]) == ("anthropic_api_key", "gemini_api_key")
     assert keys_needed(Settings(), ["openai:gpt-x"]) == ()  # a local server without a key: none needed
+    papers = Settings(openalex_api_key="oa-key", semantic_scholar_api_key="s2-key")
+    assert keys_needed(papers, []) == ("openalex_api_key", "semantic_scholar_api_key")  # search_papers' keys
+    assert keys_needed(papers.with_overrides(papers="off"), []) == ()
 
 
 def test_a_retried_tasks_second_report_is_dropped(tmp_path: Path) -> None:

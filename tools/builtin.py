@@ -24,6 +24,7 @@ from tools.python_exec import PythonTool
 from tools.shell import ShellTool
 from tools.web.arxiv import ArxivTool
 from tools.web.browser_tool import BrowserTool
+from tools.web.papers import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.wikipedia import WikipediaTool
@@ -32,16 +33,21 @@ ToolFactory = Callable[[Settings, Path], list[Tool]]
 
 
 def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
-    """search, wikipedia and arxiv (unless AGENT_SEARCH=0), search_docs (with --docs), scrape, browser, python,
-    shell, read_file, write_file, edit_file, list_files, look, transcribe, watch and notes, sharing one workspace
-    (a ToolRegistry withholds those that cannot serve here: look and watch without a vision model, transcribe
-    without a speech model, browser without Playwright or with SCRAPE_RENDER=off)."""
+    """search, wikipedia, arxiv and search_papers (unless AGENT_SEARCH=0; search_papers unless AGENT_PAPERS=off),
+    search_docs (with --docs), scrape, browser, python, shell, read_file, write_file, edit_file, list_files, look,
+    transcribe, watch and notes, sharing one workspace (a ToolRegistry withholds those that cannot serve here: look
+    and watch without a vision model, transcribe without a speech model, browser without Playwright or with
+    SCRAPE_RENDER=off). AGENT_PAPERS=only (research --papers-only) keeps the scholarly ones: no web search,
+    wikipedia, scrape or browser."""
+    web = settings.papers != "only"
     return [
-        *([SearchTool(settings)] if settings.search else []),
+        *([SearchTool(settings)] if settings.search and web else []),
         *([SearchDocsTool(settings)] if settings.docs_dirs else []),  # --docs: the user's own documents
-        ScrapeTool(workspace, settings),
-        *([WikipediaTool(settings), ArxivTool(settings)] if settings.search else []),  # they search too
-        BrowserTool(workspace, settings),
+        *([ScrapeTool(workspace, settings)] if web else []),
+        *([WikipediaTool(settings)] if settings.search and web else []),  # it searches too
+        *([ArxivTool(settings)] if settings.search else []),  # papers, as search_papers' are
+        *([SearchPapersTool(settings)] if settings.search and settings.papers != "off" else []),
+        *([BrowserTool(workspace, settings)] if web else []),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ShellTool(workspace, settings, inherited_env=inherited_environment()),
         ReadFileTool(workspace),

@@ -30,7 +30,7 @@ from report.research import (
     stored_texts,
     summary_line,
 )
-from report.sources import is_web
+from report.sources import cited_where, is_web
 from sources.check import claims_line
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -129,7 +129,7 @@ def _citations(citations: list[dict[str, Any]]) -> str:
         return ""
     rows = []
     for c in citations:
-        where = f"[{c['n']}]" if c.get("n") is not None else str(c.get("url") or "")
+        where = cited_where(c) if c.get("n") is not None else str(c.get("url") or "")
         shown = passage_html(c, f"[{c.get('n')}]", PASSAGE_CHARS)
         rows.append(citation_item(c, where, tail=shown))
     return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"

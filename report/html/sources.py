@@ -8,9 +8,11 @@ from typing import Any
 from report.html.guard import loopback_url
 from report.html.markdown import esc
 from report.sources import (
+    RETRACTED,
     WITHOUT_SOURCES,
     WITHOUT_SOURCES_NOTE,
     attachment_read,
+    cited_where,
     claim_text,
     is_web,
     read_sources,
@@ -68,7 +70,7 @@ def citations_html(citations: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for c in citations:
         verdict = str(c.get("verdict"))
-        where = f"[{c['n']}]" if c.get("n") is not None else (str(c.get("url")) if verdict == NOT_READ else "")
+        where = cited_where(c) if c.get("n") is not None else (str(c.get("url")) if verdict == NOT_READ else "")
         model = f' <span class="meta">model: {esc(c["model_verdict"])}</span>' if c.get("model_verdict") else ""
         rows.append(citation_item(c, where, note=model, tail=passage_html(c, f"[{c.get('n')}]")))
     return f"<h4>Citations</h4><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
@@ -80,8 +82,9 @@ def citation_item(c: Mapping[str, Any], where: str, note: str = "", tail: str = 
     verdict = str(c.get("verdict"))
     css = "no" if verdict in FAILING else "yes" if verdict == SUPPORTED else "meta"
     why = f' <span class="meta">— {esc(reason(c))}</span>' if reason(c) else ""
+    mark = f' <span class="no"><b>{RETRACTED}</b>: {esc(c["retracted"])}</span>' if c.get("retracted") else ""
     return (f'<li class="citation"><span class="{css}"><b>{verdict_mark(verdict)} {esc(verdict_label(verdict))}'
-            f'</b></span>{note} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}{why}{tail}</li>')
+            f'</b></span>{note} <code>{esc(where)}</code> {esc(claim_text(c)[:400])}{why}{mark}{tail}</li>')
 
 
 def passage_html(c: Mapping[str, Any], where: str, limit: int = 1500) -> str:

@@ -16,7 +16,8 @@ GUARD = 120.0  # a hung command fails its test instead of hanging the suite; no 
 def clean_env(server: LoopbackServer | None = None, **extra: str) -> dict[str, str]:
     """The environment without keys, base URLs or AGENT_* settings; OPENAI_* pointing at `server` when given."""
     env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_BASE_URL")) and not k.startswith(("AGENT_", "SEARCH_", "SCRAPE_"))}
+           if not k.endswith(("_API_KEY", "_BASE_URL", "_MAILTO"))
+           and not k.startswith(("AGENT_", "SEARCH_", "SCRAPE_"))}
     env["AGENT_ENV_FILE"] = "/nonexistent.env"
     if server is not None:
         env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=server.url + "/v1")

@@ -44,7 +44,8 @@ def page(title: str, body: str) -> Response:
 class Sub:
     """One sub-question's research: the paths it scrapes in order, then its answer (or a reply standing in)."""
 
-    paths: list[str]  # "/page" is scraped; "file:NAME" read from the workspace; "docs:WORDS" searched in --docs
+    paths: list[str]  # "/page" is scraped; "file:NAME" read from the workspace; "docs:WORDS" searched in --docs;
+    # "papers:WORDS" searched with search_papers
     answer: Reply
     delay: float = 0.0  # seconds each of its model replies takes
     prompt_tokens: int = 10  # the usage each of its replies reports (what it costs at the model's price)
@@ -112,6 +113,7 @@ class World:
             path = sub.paths[turns]
             tool, args = ("read_file", {"path": path[5:]}) if path.startswith("file:") else \
                 ("search_docs", {"query": path[5:]}) if path.startswith("docs:") else \
+                ("search_papers", {"query": path[7:]}) if path.startswith("papers:") else \
                 ("scrape", {"url": self.base + path})
             reply = openai_reply(f"Thought: read it\nAction: {tool}\nAction Input: {json.dumps(args)}",
                                  prompt_tokens=sub.prompt_tokens)

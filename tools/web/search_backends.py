@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from config import SEARCH_BACKEND_NAMES, Settings
+from config import Settings
+from core.search_settings import SEARCH_BACKEND_NAMES
 from providers.common import parse_retry_after
 
 

@@ -1,0 +1,30 @@
+"""The page a passage is on, in a paged source: a PDF read with its `--- page N ---` markers (scrape, arxiv,
+search_papers). A citation of such a source names the page its claim was judged against."""
+
+from __future__ import annotations
+
+import re
+
+from sources.facts import fold
+
+_MARKER = re.compile(r"^--- page (\d+) ---$", re.M)
+_WORDS = 12  # enough of the passage's first sentence to find it once
+
+
+def page_of(text: str, passage: str) -> int | None:
+    """The page of `text` holding the first sentence of `passage` (as the claim check quotes it); None when the
+    text has no page markers or the sentence is not found as written."""
+    if not passage or "--- page " not in text:
+        return None
+    first = passage.split(" … ", 1)[0].strip()
+    if (head := re.match(r"--- page (\d+) ---", first)) is not None:  # the sentence runs on from its marker line
+        return int(head.group(1))
+    words = first.split()[:_WORDS]
+    if not words:
+        return None
+    folded = fold(text)
+    found = re.search(r"\s+".join(map(re.escape, words)), folded)
+    if found is None:
+        return None
+    pages = [int(m.group(1)) for m in _MARKER.finditer(folded, 0, found.start())]
+    return pages[-1] if pages else None
