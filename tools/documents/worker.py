@@ -1,0 +1,131 @@
+"""What runs in the converter's child process (tools/sandbox/fork_server.py forks it): a document's bytes in, what
+JSON holds out. confined.py calls these through the fork server; where no child can be forked it calls them
+itself. `warm` is the server's warm-up: a small document of a format converted once in the server, so that the
+libraries' lazy imports and caches are paid there once and every child inherits them.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+from tools.documents.convert import convert
+from tools.documents.errors import need
+from tools.documents.pdf import pdf_text
+from tools.documents.units import read_units
+
+
+def quiet_libraries() -> None:
+    """Library warnings are not ours to print: pypdf logs "EOF marker not found" and the like through logging,
+    which with no handler set writes them to stderr (they broke `docs index`'s progress bar)."""
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def convert_document(data: bytes, name: str) -> dict[str, Any] | None:
+    """convert() of a file: its Document's fields, or None for plain text."""
+    quiet_libraries()
+    doc = convert(name, data)
+    return None if doc is None else {"kind": doc.kind, "text": doc.text, "note": doc.note, "converted": doc.converted}
+
+
+def document_units(data: bytes, name: str) -> list[list[str]]:
+    """read_units() of a file: its units as [label, text] pairs."""
+    quiet_libraries()
+    return [[unit.label, unit.text] for unit in read_units(name, data)]
+
+
+def pdf_pages_text(data: bytes, pages: str | None = None) -> list[Any]:
+    """pdf_text() of a PDF: [its page-marked text, its page count]."""
+    quiet_libraries()
+    found, count = pdf_text(data, pages)
+    return [found, count]
+
+
+def warm(kind: str) -> None:
+    """Convert a small sample of this format (a file suffix without its dot) in this process; others: nothing."""
+    if kind == "xls":  # (no writer of the format to make a sample with: its reader is imported)
+        need("xlrd", "xlrd")
+    make = _SAMPLES.get(kind)
+    if make is not None:
+        name, data = make()
+        convert_document(data, name)
+        if kind in ("pdf", "docx", "pptx", "xlsx", "ods", "html", "md"):
+            document_units(data, name)
+
+
+def _pdf() -> tuple[str, bytes]:
+    stream = b"BT /F1 12 Tf 72 720 Td (warm) Tj ET"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
+               b" /Contents 4 0 R >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return "warm.pdf", bytes(out)
+
+
+def _saved(document: Any) -> bytes:
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def _docx() -> tuple[str, bytes]:
+    docx = need("docx", "python-docx")
+    document = docx.Document()
+    document.add_heading("Warm", level=1)
+    document.add_paragraph("warm")
+    document.add_table(rows=1, cols=2).rows[0].cells[0].text = "warm"
+    return "warm.docx", _saved(document)
+
+
+def _pptx() -> tuple[str, bytes]:
+    pptx = need("pptx", "python-pptx")
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Warm"
+    return "warm.pptx", _saved(deck)
+
+
+def _xlsx() -> tuple[str, bytes]:
+    openpyxl = need("openpyxl", "openpyxl")
+    book = openpyxl.Workbook()
+    book.active.append(["warm", 1.5])
+    return "warm.xlsx", _saved(book)
+
+
+def _ods() -> tuple[str, bytes]:
+    content = ('<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:'
+               'opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet>'
+               '<table:table table:name="S"><table:table-row><table:table-cell office:value-type="string">'
+               '<text:p>warm</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet>'
+               '</office:body></office:document-content>')
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        archive.writestr("content.xml", content)
+    return "warm.ods", buffer.getvalue()
+
+
+def _html() -> tuple[str, bytes]:
+    body = "<p>" + "Warm words for the reader of this page. " * 20 + "</p>"
+    return "warm.html", f"<html><head><title>Warm</title></head><body><article><h1>Warm</h1>{body}</article>" \
+                        f"</body></html>".encode()
+
+
+_SAMPLES: dict[str, Callable[[], tuple[str, bytes]]] = {
+    "pdf": _pdf, "docx": _docx, "pptx": _pptx, "xlsx": _xlsx, "ods": _ods, "html": _html, "htm": _html,
+    "xhtml": _html, "epub": _html, "md": lambda: ("warm.md", b"# Warm\n\nwarm words\n"),
+    "csv": lambda: ("warm.csv", b"a,b\n1,2\n"), "json": lambda: ("warm.json", b'{"a": 1}'),
+}
