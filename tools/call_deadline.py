@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from core import cancellation
-from core.errors import ToolError
+from core.errors import TaskDeadlineExceeded, ToolError
 from tools.base import Tool, ToolOutput
 
 
@@ -57,7 +57,7 @@ def run_tool(tool: Tool, args: dict[str, Any], seconds: float | None,
     worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
     worker.start()
     worker.join(seconds)
-    if worker.is_alive():
+    if worker.is_alive() or isinstance(box.get("exc"), TaskDeadlineExceeded):  # (it ended at the deadline)
         raise ToolTimeoutError(tool.name, seconds, task_limit)
     if "exc" in box:
         raise box["exc"]

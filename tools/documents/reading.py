@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from core.errors import ToolError
+from core.errors import TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
 from tools.documents.archives import zip_member
 from tools.documents.confined import DEFAULT_LIMITS, DocLimits, convert
@@ -61,6 +61,8 @@ def _convert(rel: str, data: bytes, limits: DocLimits) -> Document | None:
         return convert(rel, data, limits)
     except ConversionError as exc:
         raise ToolError(f"could not convert {rel}: {exc}") from exc
+    except TaskDeadlineExceeded:  # the call's time ran out: the caller says so
+        raise
     except Exception as exc:  # noqa: BLE001 - format libraries raise many untyped errors on damaged files
         raise ToolError(f"could not convert {rel} ({type(exc).__name__}: {exc}); the file may be damaged. "
                         "Try the python tool.") from exc
