@@ -60,21 +60,7 @@ def warm(kind: str) -> None:
 
 
 def _pdf() -> tuple[str, bytes]:
-    stream = b"BT /F1 12 Tf 72 720 Td (warm) Tj ET"
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
-               b" /Contents 4 0 R >>",
-               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
-    return "warm.pdf", bytes(out)
+    return "warm.pdf", _WARM_PDF
 
 
 def _saved(document: Any) -> bytes:
@@ -127,6 +113,15 @@ def _html() -> tuple[str, bytes]:
                         f"</body></html>".encode()
 
 
+# One page whose text layer says "warm" (Helvetica), with its cross-reference table.
+_WARM_PDF = (b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+             b"2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n"
+             b"3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> "
+             b"/Contents 4 0 R >>\nendobj\n"
+             b"4 0 obj\n<< /Length 35 >>\nstream\nBT /F1 12 Tf 72 720 Td (warm) Tj ET\nendstream\nendobj\n"
+             b"5 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n"
+             b"xref\n0 6\n0000000000 65535 f \n0000000009 00000 n \n0000000058 00000 n \n0000000115 00000 n \n"
+             b"0000000241 00000 n \n0000000326 00000 n \ntrailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n396\n%%EOF\n")
 _SAMPLES: dict[str, Callable[[], tuple[str, bytes]]] = {
     "pdf": _pdf, "docx": _docx, "pptx": _pptx, "xlsx": _xlsx, "ods": _ods, "html": _html, "htm": _html,
     "xhtml": _html, "epub": _html, "md": lambda: ("warm.md", b"# Warm\n\nwarm words\n"),

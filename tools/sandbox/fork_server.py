@@ -59,29 +59,12 @@ def main() -> int:
     warm = _resolve(cfg["warm"]) if cfg.get("warm") else None
     gc.freeze()
     ctrl = _socket.socket(fileno=cfg["fd"])
-    _signal.signal(_signal.SIGTERM, _stop)
-    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
-    if os.getppid() != cfg["parent"]:
-        return launcher.SANDBOX_FAILED  # the agent died before PDEATHSIG was armed
-    launcher.become_supervisor()
-    try:
-        _Server(ctrl, functions, warm, cfg.get("rules") or {}).serve()
-    except launcher.Stop:
-        pass
-    finally:
-        _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
-        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        launcher.sweep()
-    return 0
+    return launcher.serve_until_stopped(cfg["parent"], _Server(ctrl, functions, warm, cfg.get("rules") or {}).serve)
 
 
 def _resolve(ref: str) -> Callable[..., Any]:
     module, _, name = ref.partition(":")
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise launcher.Stop
 
 
 class _Server:
@@ -140,20 +123,11 @@ class _Server:
 
     def reap(self) -> None:
         """Reap ended children, telling each call how its child ended; kill any other child (an orphan)."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if not pid:
-                break
-            if pid in self.children:
-                self._ended(pid, status)
-        for pid in launcher.children(os.getpid()):
-            if pid not in self.children:
-                launcher.kill(pid, _signal.SIGKILL)
+        launcher.tidy(self.children, self._ended)
 
     def _ended(self, pid: int, status: int) -> None:
+        if pid not in self.children:
+            return
         sock, pidfd = self.children.pop(pid)
         if pidfd is not None:
             self.poller.unregister(pidfd)

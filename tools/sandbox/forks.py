@@ -171,6 +171,8 @@ class _Call:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.poll = select.poll()  # (select.select cannot wait on a descriptor numbered past 1023)
+        self.poll.register(sock, select.POLLIN)
         self.buffer = bytearray()
         self.group: ProcessGroup | None = None
         self.pidfd: int | None = None
@@ -204,7 +206,7 @@ class _Call:
             if left <= 0:
                 self._kill()
                 raise CallEnded("deadline" if caller else "time")
-            if select.select([self.sock], [], [], min(left, _TICK))[0]:
+            if self.poll.poll(min(left, _TICK) * 1000):
                 chunk = self.sock.recv(1 << 20)
                 if not chunk:
                     cancellation.check_stop()
