@@ -27,7 +27,7 @@ from tests.fakes import documents as fx  # noqa: E402
 from tools.documents.confined import convert as convert_in_child  # noqa: E402
 from tools.documents.convert import convert  # noqa: E402
 
-RUNS = 10
+RUNS = 20
 
 
 def big_deck(slides: int = 20) -> bytes:
@@ -103,23 +103,32 @@ def fork_server_cpu() -> float:
 
 
 def measure(name: str, data: bytes) -> tuple[float, float, float, float, int]:
-    """Median wall seconds here and in a child, CPU seconds per file here and in a child, the Markdown's length."""
+    """Median wall seconds here and in a child (turn about), CPU seconds per file here and in a child (each over
+    RUNS in a row: the server's CPU is counted in clock ticks, so one call alone would round to 0 or 10 ms), and
+    the Markdown's length."""
     file = name.split(" ")[0]
     doc = convert(file, data)
     convert_in_child(file, data)  # the server's start and this format's warm-up are not counted
-    here, child, cpu_here, cpu_child = [], [], 0.0, 0.0
+    here, child = [], []
     for _ in range(RUNS):
-        start, cpu = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         convert(file, data)
         here.append(time.perf_counter() - start)
-        cpu_here += time.process_time() - cpu
-        start, cpu, server = time.perf_counter(), time.process_time(), fork_server_cpu()
+        start = time.perf_counter()
         convert_in_child(file, data)
         child.append(time.perf_counter() - start)
-        time.sleep(0.05)  # the child has ended and been reaped: its CPU is in the server's
-        cpu_child += time.process_time() - cpu + fork_server_cpu() - server
+    cpu = time.process_time()
+    for _ in range(RUNS):
+        convert(file, data)
+    cpu_here = (time.process_time() - cpu) / RUNS
+    cpu, server = time.process_time(), fork_server_cpu()
+    for _ in range(RUNS):
+        convert_in_child(file, data)
+    agent = time.process_time() - cpu
+    time.sleep(0.2)  # the last child has ended and been reaped: its CPU is in the server's
+    cpu_child = (agent + fork_server_cpu() - server) / RUNS
     chars = len(doc.text) if doc else 0
-    return statistics.median(here), statistics.median(child), cpu_here / RUNS, cpu_child / RUNS, chars
+    return statistics.median(here), statistics.median(child), cpu_here, cpu_child, chars
 
 
 def main() -> None:

@@ -57,9 +57,18 @@ def main() -> int:
     sys.path.insert(0, cfg["root"])
     functions = {name: _resolve(ref) for name, ref in cfg["functions"].items()}
     warm = _resolve(cfg["warm"]) if cfg.get("warm") else None
-    gc.freeze()
+    _compact()
     ctrl = _socket.socket(fileno=cfg["fd"])
     return launcher.serve_until_stopped(cfg["parent"], _Server(ctrl, functions, warm, cfg.get("rules") or {}).serve)
+
+
+def _compact() -> None:
+    """Before the next fork: the warm-up's garbage collected and its freed memory given back (a fork copies the
+    page tables of all the memory a process holds, and each child pays for what it touches), the rest frozen
+    out of the children's collections so that their pages stay shared."""
+    gc.collect()
+    launcher.malloc_trim()
+    gc.freeze()
 
 
 def _resolve(ref: str) -> Callable[..., Any]:
@@ -103,7 +112,7 @@ class _Server:
                 self.warm(kind)
             except Exception:  # noqa: BLE001
                 pass
-            gc.freeze()
+            _compact()
         pid = os.fork()
         if pid == 0:
             try:

@@ -48,6 +48,13 @@ def prctl(option: int, value: int) -> int:
     return int(call(option, value, 0, 0, 0)) if call is not None else -1
 
 
+def malloc_trim() -> None:
+    """Give the C heap's free memory back to the system (glibc's malloc_trim; nothing elsewhere)."""
+    trim = getattr(_libc, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def children(pid: int) -> list[int]:
     """Direct children of pid, those of every thread (orphans land here when pid is a subreaper)."""
     if not _proc_children_files():
