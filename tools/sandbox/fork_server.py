@@ -165,7 +165,8 @@ def _child(request: dict[str, Any], sock_fd: int, data_fd: int, functions: dict[
     os.closerange(high + 1, 1 << 20)
     launcher.default_signals()
     sock = _socket.socket(fileno=sock_fd)
-    _send(sock, json.dumps({"pid": os.getpid()}).encode())
+    if not _send(sock, json.dumps({"pid": os.getpid()}).encode()):
+        return  # the call was given up while the server warmed up: nobody waits for this one
     cfg: dict[str, Any] = {"limits": [_address_space() + request["memory"], request["cpu"], 1]}
     if request.get("confine"):
         cfg.update(rules)
@@ -221,11 +222,13 @@ def _address_space() -> int:
         return 0
 
 
-def _send(sock: _socket.socket, body: bytes) -> None:
-    try:  # noqa: SIM105 (the agent may have given up on the call)
+def _send(sock: _socket.socket, body: bytes) -> bool:
+    """Send one message; False when the agent has given up on the call (its socket closed)."""
+    try:
         sock.sendall(len(body).to_bytes(4, "big") + body)
     except OSError:
-        pass
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ FORK_SERVER = str(Path(__file__).with_name("fork_server.py"))
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds the project's packages
 MAX_ANSWER = 256 << 20  # bytes of an answer (fork_server.py refuses more: {"limit": "text"})
 _TICK = 0.25  # seconds between looks at the stop flag while a child works
+START_WAIT = 120.0  # seconds a child may take to start (the server warms a format up first, once)
 
 
 @dataclass(frozen=True)
@@ -108,16 +109,14 @@ class ForkServer:
              kind: str = "") -> Any:
         """function(data, **args) in a child under `limits`; CallEnded, CallFailed, or StopRequested when the run
         is stopping. `kind` is what the server warms itself with first (a format: "pdf", "docx")."""
-        seconds, caller = float(limits.seconds), False
         left = cancellation.remaining()
-        if left is not None and left < seconds:
-            seconds, caller = max(left, 0.0), True
-        if seconds <= 0:
+        if left is not None and left <= 0:
             raise CallEnded("deadline")
         request = {"call": name, "args": args or {}, "memory": limits.memory_mb << 20, "warm": kind,
                    "cpu": math.ceil(limits.seconds) + 1, "confine": limits.confine}
         sock = self._send(marshal.dumps(request), data)
-        return _Call(sock).wait(time.monotonic() + seconds, caller)
+        caller = None if left is None else time.monotonic() + left
+        return _Call(sock, float(limits.seconds), caller).wait()
 
     def _send(self, request: bytes, data: bytes) -> socket.socket:
         """The call's socket, once the server has the request with its two descriptors."""
@@ -169,18 +168,22 @@ def _data_file(data: bytes) -> int:
 class _Call:
     """One call's socket: the child's pid, then its answer (or how it ended)."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
+    def __init__(self, sock: socket.socket, seconds: float, caller: float | None) -> None:
+        """`seconds`: the child's time, counted from its start (not the server's warm-up before it); `caller`:
+        when the caller's deadline comes (time.monotonic()), if it has one."""
+        self.sock, self.seconds, self.caller = sock, seconds, caller
+        # Until the child says it started: the server may be warming the format up first.
+        self.deadline = time.monotonic() + max(seconds, START_WAIT)
         self.poll = select.poll()  # (select.select cannot wait on a descriptor numbered past 1023)
         self.poll.register(sock, select.POLLIN)
         self.buffer = bytearray()
         self.group: ProcessGroup | None = None
         self.pidfd: int | None = None
 
-    def wait(self, deadline: float, caller: bool) -> Any:
+    def wait(self) -> Any:
         """The answer's value; CallEnded / CallFailed / StopRequested as the call ended."""
         try:
-            return _value(self._answer(deadline, caller))
+            return _value(self._answer())
         finally:
             if self.group is not None:
                 processes.unregister(self.group)
@@ -188,12 +191,13 @@ class _Call:
                 os.close(self.pidfd)
             self.sock.close()
 
-    def _answer(self, deadline: float, caller: bool) -> dict[str, Any]:
+    def _answer(self) -> dict[str, Any]:
         while True:
             message = self._next()
             if message is not None:
                 if "pid" in message and self.group is None:
                     self._adopt(int(message["pid"]))
+                    self.deadline = time.monotonic() + self.seconds
                     continue
                 if "exit" in message:
                     cancellation.check_stop()
@@ -202,10 +206,15 @@ class _Call:
             if cancellation.stopping():
                 self._kill()
                 raise StopRequested("the batch is stopping")
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if self.caller is not None and self.caller <= min(now, self.deadline):
                 self._kill()
-                raise CallEnded("deadline" if caller else "time")
+                raise CallEnded("deadline")
+            if self.deadline <= now:
+                self._kill()
+                raise CallEnded("time" if self.group is not None else "crashed", "" if self.group is not None
+                                else f"the converter did not start within {max(self.seconds, START_WAIT):g} s")
+            left = min(self.deadline, self.caller if self.caller is not None else self.deadline) - now
             if self.poll.poll(min(left, _TICK) * 1000):
                 chunk = self.sock.recv(1 << 20)
                 if not chunk:
