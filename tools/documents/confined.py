@@ -63,8 +63,7 @@ class LimitError(ConversionError):
 def convert(name: str, data: bytes, limits: DocLimits = DEFAULT_LIMITS) -> Document | None:
     """tools.documents.convert.convert in a child: the Document, or None for plain text; LimitError past a limit."""
     found = _run("convert", data, limits, {"name": name}, _kind(name))
-    return None if found is None else Document(str(found["kind"]), str(found["text"]), str(found["note"]),
-                                               bool(found["converted"]))
+    return None if found is None else Document(**found)
 
 
 def read_units(name: str, data: bytes, limits: DocLimits = DEFAULT_LIMITS) -> list[Unit]:
@@ -74,7 +73,7 @@ def read_units(name: str, data: bytes, limits: DocLimits = DEFAULT_LIMITS) -> li
         found = _run("units", data, limits, {"name": name}, _kind(name))
     except LimitError as exc:
         raise Unreadable(str(exc)) from exc
-    return [Unit(str(label), str(text)) for label, text in found]
+    return [Unit(**fields) for fields in found]
 
 
 def pdf_text(data: bytes, pages: str | None = None, limits: DocLimits = DEFAULT_LIMITS) -> tuple[str, int]:

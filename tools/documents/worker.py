@@ -7,6 +7,7 @@ libraries' lazy imports and caches are paid there once and every child inherits 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import zipfile
@@ -29,13 +30,13 @@ def convert_document(data: bytes, name: str) -> dict[str, Any] | None:
     """convert() of a file: its Document's fields, or None for plain text."""
     quiet_libraries()
     doc = convert(name, data)
-    return None if doc is None else {"kind": doc.kind, "text": doc.text, "note": doc.note, "converted": doc.converted}
+    return None if doc is None else dataclasses.asdict(doc)
 
 
-def document_units(data: bytes, name: str) -> list[list[str]]:
-    """read_units() of a file: its units as [label, text] pairs."""
+def document_units(data: bytes, name: str) -> list[dict[str, Any]]:
+    """read_units() of a file: each unit's fields (its label and text)."""
     quiet_libraries()
-    return [[unit.label, unit.text] for unit in read_units(name, data)]
+    return [dataclasses.asdict(unit) for unit in read_units(name, data)]
 
 
 def pdf_pages_text(data: bytes, pages: str | None = None) -> list[Any]:
