@@ -33,7 +33,7 @@ _LIMITS: dict[str, tuple[float, bool]] = {
     "max_steps": (1, True), "concurrency": (1, True), "keep_workspaces": (0, True), "context_budget": (1000, True),
     "max_cost": (0, False), "max_run_cost": (0, False), "max_tokens_per_task": (0, False), "rpm": (0, False),
     "tpm": (0, False),
-    "browser_memory_mb": (64, True),
+    "browser_memory_mb": (64, True), "doc_memory_mb": (64, True), "doc_timeout": (0, False),
 }
 # field -> its flag in main.py, for the messages (each names the flag, its variable and the bad value)
 _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurrency": "--concurrency",
@@ -140,6 +140,8 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("cache_replay", ("AGENT_CACHE_REPLAY",), parse_bool),
     ("python_timeout", ("PYTHON_TOOL_TIMEOUT",), number),
     ("python_memory_mb", ("PYTHON_TOOL_MEMORY_MB",), whole),
+    ("doc_memory_mb", ("AGENT_DOC_MEMORY_MB",), whole),
+    ("doc_timeout", ("AGENT_DOC_TIMEOUT",), number),
     ("sandbox", ("AGENT_SANDBOX",), str),
     ("python_network", ("AGENT_PYTHON_NETWORK",), parse_bool),
     ("workspace_budget_mb", ("AGENT_WORKSPACE_BUDGET_MB",), whole),
@@ -249,6 +251,8 @@ class Settings:
     cache_replay: bool = False  # --replay: answer only from cache_dir, never call a model or the network
     python_timeout: float = 60.0
     python_memory_mb: int = 2048
+    doc_memory_mb: int = 1024  # memory one document's conversion may use, in its own process (tools/documents/confined)
+    doc_timeout: float = 60.0  # seconds one document's conversion may take (a file of --docs past it is skipped)
     sandbox: str = "auto"  # the python tool's OS sandbox: auto, landlock, bwrap, require, none
     python_network: bool = False  # network for model-written code (scrape still downloads)
     workspace_budget_mb: int = 1024  # disk a task's workspace may use; checked during and after python runs

@@ -1,8 +1,12 @@
-"""How long read_file's document conversion takes, per page / slide / sheet, on the test fixtures.
+"""How long read_file's document conversion takes, in this process and in the converter's child, on the fixtures.
 
 The fixtures are the ones the tests write (tests/fakes/documents.py) plus larger variants of them (a 20-slide
 deck, a workbook of 5 sheets x 1,000 rows x 8 columns, tests/data/three-pages.pdf). Each file is converted
-with tools.documents.convert (what read_file and scrape call) 10 times; the median is printed.
+RUNS times both ways, turn about: with tools.documents.convert.convert in this process (what read_file and
+scrape did before issue 52), and with tools.documents.confined.convert in a forked child of the fork server
+under its memory and time limits (what they do now). Wall medians, and CPU per file, which the machine's load
+distorts less: this process's CPU time, plus, for the child, the fork server's and its reaped children's
+(/proc/PID/stat). The first conversion of each format (the server's start and warm-up) is not counted.
 
     python benchmarks/documents.py
 """
@@ -10,6 +14,7 @@ with tools.documents.convert (what read_file and scrape call) 10 times; the medi
 from __future__ import annotations
 
 import io
+import os
 import statistics
 import sys
 import time
@@ -19,9 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fakes import documents as fx  # noqa: E402
+from tools.documents.confined import convert as convert_in_child  # noqa: E402
 from tools.documents.convert import convert  # noqa: E402
 
-RUNS = 10
+RUNS = 20
 
 
 def big_deck(slides: int = 20) -> bytes:
@@ -78,29 +84,69 @@ CASES: list[tuple[str, Callable[[], bytes], int, str]] = [
     ("sample.epub", lambda: fx.epub_bytes("M"), 2, "chapter"),
     ("three-pages.pdf", lambda: (Path(__file__).parent.parent / "tests/data/three-pages.pdf").read_bytes(), 3,
      "page"),
+    ("tiny.csv (one line: the child's own cost)", lambda: b"city,population\n", 1, "table"),
 ]
 
 
-def measure(name: str, data: bytes) -> tuple[float, int]:
-    """Median seconds of one conversion, and the Markdown's length."""
-    times, chars = [], 0
+def fork_server_cpu() -> float:
+    """CPU seconds of this process's fork server and the children it reaped (0 before it starts)."""
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as fh:
+            for pid in fh.read().split():
+                with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+                    if b"fork_server.py" not in cmd.read():
+                        continue
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def measure(name: str, data: bytes) -> tuple[float, float, float, float, int]:
+    """Median wall seconds here and in a child (turn about), CPU seconds per file here and in a child (each over
+    RUNS in a row: the server's CPU is counted in clock ticks, so one call alone would round to 0 or 10 ms), and
+    the Markdown's length."""
+    file = name.split(" ")[0]
+    doc = convert(file, data)
+    convert_in_child(file, data)  # the server's start and this format's warm-up are not counted
+    here, child = [], []
     for _ in range(RUNS):
         start = time.perf_counter()
-        doc = convert(name.split(" ")[0], data)
-        times.append(time.perf_counter() - start)
-        chars = len(doc.text) if doc else 0
-    return statistics.median(times), chars
+        convert(file, data)
+        here.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        convert_in_child(file, data)
+        child.append(time.perf_counter() - start)
+    cpu = time.process_time()
+    for _ in range(RUNS):
+        convert(file, data)
+    cpu_here = (time.process_time() - cpu) / RUNS
+    cpu, server = time.process_time(), fork_server_cpu()
+    for _ in range(RUNS):
+        convert_in_child(file, data)
+    agent = time.process_time() - cpu
+    time.sleep(0.2)  # the last child has ended and been reaped: its CPU is in the server's
+    cpu_child = (agent + fork_server_cpu() - server) / RUNS
+    chars = len(doc.text) if doc else 0
+    return statistics.median(here), statistics.median(child), cpu_here, cpu_child, chars
 
 
 def main() -> None:
-    """Print one table row per fixture."""
-    print(f"| File | Size | Units | Markdown chars | ms per file | ms per unit |  (median of {RUNS})")
-    print("|---|---|---|---|---|---|")
+    """Print one table row per fixture, and the mean of what the child adds."""
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; medians of {RUNS}, ms per file")
+    print("| File | Size | Units | Markdown chars | here | in a child | more | CPU here | CPU in a child | more CPU |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    more, more_cpu = [], []
     for name, make, units, unit in CASES:
         data = make()
-        seconds, chars = measure(name, data)
-        print(f"| {name} | {len(data) / 1024:.0f} KB | {units} {unit}(s) | {chars:,} | {seconds * 1000:.1f} | "
-              f"{seconds * 1000 / units:.1f} per {unit} |")
+        here, child, cpu_here, cpu_child, chars = measure(name, data)
+        more.append(child - here)
+        more_cpu.append(cpu_child - cpu_here)
+        print(f"| {name} | {len(data) / 1024:.0f} KB | {units} {unit}(s) | {chars:,} | {here * 1000:.1f} | "
+              f"{child * 1000:.1f} | {(child - here) * 1000:+.1f} | {cpu_here * 1000:.1f} | {cpu_child * 1000:.1f} | "
+              f"{(cpu_child - cpu_here) * 1000:+.1f} |")
+    print(f"a child adds {statistics.median(more) * 1000:.1f} ms wall and {statistics.median(more_cpu) * 1000:.1f} "
+          "ms CPU per file, the median of the files (goal: under 20 ms)")
 
 
 if __name__ == "__main__":

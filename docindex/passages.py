@@ -58,11 +58,16 @@ def _blocks(text: str, size: int) -> list[str]:
     return blocks
 
 
+NO_WORDS = ("the query has no word to search for: common words (the, what, is...) are left out; give words a "
+            "passage would contain (a name, a figure, a term)")
+
+
 def fts_query(question: str) -> str:
     """The words of a question as an FTS5 query that can neither fail nor use an operator: each word quoted,
-    joined by OR (BM25 ranks passages holding more of them, and rarer ones, higher); '' when no word is left."""
+    joined by OR (BM25 ranks passages holding more of them, and rarer ones, higher); '' when no word is left
+    (common words alone would match passages at random: NO_WORDS says so to the user)."""
     words = [w.lower() for w in _WORD.findall(question)]
-    kept = [w for w in words if w not in _STOP] or words
+    kept = [w for w in words if w not in _STOP]
     unique = list(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
     return " OR ".join(f'"{w}"' for w in unique)
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -12,6 +15,8 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core import cancellation
+from core.errors import StopRequested, TaskDeadlineExceeded
 from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
@@ -74,16 +79,18 @@ class Hit:
 
 @dataclass
 class IndexReport:
-    """What one update did: files seen, read anew, dropped, left as they were; passages and pages; skipped."""
+    """What one update did and what the index holds: its files (read, or unreadable: each its own bucket), what
+    this update read anew, dropped or left as it was; passages and pages; what the walk skipped."""
 
-    files: int = 0
+    files: int = 0  # every file the index holds: new + changed + unchanged of this update (pending aside)
     unchanged: int = 0
-    new: list[str] = field(default_factory=list)  # relative paths read for the first time
+    new: list[str] = field(default_factory=list)  # relative paths read for the first time (readable or not)
     changed: list[str] = field(default_factory=list)  # read again: their size or modification time changed
     removed: list[str] = field(default_factory=list)  # gone from the folder (or now skipped): dropped
     pages: int = 0
     passages: int = 0
-    skipped: dict[str, list[str]] = field(default_factory=dict)  # reason -> relative paths
+    unreadable: dict[str, list[str]] = field(default_factory=dict)  # files held that gave no text: reason -> paths
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # never read (a link out, a format): reason -> paths
     pending: int = 0  # files still to read when the update's time budget ran out
     seconds: float = 0.0
 
@@ -101,6 +108,25 @@ def _unlocked(step: Callable[[], object], seconds: float = 60.0) -> None:
             if "locked" not in str(exc) or time.monotonic() > end:
                 raise
             time.sleep(0.05)
+
+
+def private(db: Path) -> None:
+    """An index holds the text of private documents: its folder is made 0700 and its files 0600 (made so again
+    when an older version left them readable to others), as `cat` refuses other users the documents."""
+    db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _tighten(db.parent, 0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+    for path in db.parent.glob(db.name + "*"):  # the database, its write-ahead log and shared memory
+        _tighten(path, 0o600)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """chmod a file or folder of ours (never through a link) to mode, unless it already has it."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if not stat.S_ISLNK(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) != mode:
+            os.chmod(path, mode)
 
 
 def index_path(folder: Path, base: Path) -> Path:
@@ -130,7 +156,7 @@ class DocIndex:
             self._lock = _locks.setdefault(str(db.resolve()), threading.Lock())
 
     def _connect(self) -> sqlite3.Connection:
-        self.db.parent.mkdir(parents=True, exist_ok=True)
+        private(self.db)
         con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
         if not self._ready:
             _unlocked(lambda: con.execute("PRAGMA journal_mode=WAL"))
@@ -139,6 +165,7 @@ class DocIndex:
                 con.close()
                 for stale in self.db.parent.glob(self.db.name + "*"):
                     stale.unlink(missing_ok=True)
+                private(self.db)
                 con = sqlite3.connect(self.db, timeout=60, isolation_level=None, check_same_thread=False)
                 _unlocked(lambda: con.execute("PRAGMA journal_mode=WAL"))
             _unlocked(lambda: con.executescript(_SCHEMA))
@@ -162,8 +189,9 @@ class DocIndex:
 
     def update(self, progress: Progress | None = None, budget: float | None = None) -> IndexReport:
         """Read new and changed files, drop removed ones; the report of what was done (and what is skipped).
-        With a `budget` (seconds), reading stops once it is spent: what was read is kept, `pending` counts the
-        rest, and the next update goes on from there."""
+        With a `budget` (seconds), reading stops once it is spent, also in the middle of a file (after the first,
+        through the reader's cancellation scope): what was read is kept, `pending` counts the rest, and the next
+        update goes on from there."""
         started = time.perf_counter()
         report = IndexReport()
         with self._lock, closing(self._connect()) as con:
@@ -172,12 +200,21 @@ class DocIndex:
             todo = self._plan(con, known, report)
             committed = time.perf_counter()
             for done, entry in enumerate(todo):
-                if budget is not None and time.perf_counter() - started > budget:
+                left = None if budget is None else budget - (time.perf_counter() - started)
+                if left is not None and left <= 0:
                     report.pending = len(todo) - done
                     break
                 if progress is not None:
                     progress(done, len(todo), entry.rel)
-                self._read(con, entry, known.get(entry.rel), report)
+                # A reader that honours the scope (tools/documents/confined) stops when the budget is spent, except
+                # on an update's first file, which has its own time limit: a slow file is then skipped and named
+                # (over its limit) instead of being left pending on every update.
+                try:
+                    with cancellation.scope(left if done else None):
+                        self._read(con, entry, known.get(entry.rel), report)
+                except TaskDeadlineExceeded:  # the file is read next time, within a budget of its own
+                    report.pending = len(todo) - done
+                    break
                 if time.perf_counter() - committed > COMMIT_EVERY:  # a batch of files per transaction
                     con.execute("COMMIT")
                     committed = time.perf_counter()
@@ -210,11 +247,11 @@ class DocIndex:
         return todo
 
     def _totals(self, con: sqlite3.Connection, report: IndexReport) -> None:
-        report.files = con.execute("SELECT count(*) FROM files WHERE skip = ''").fetchone()[0]
+        report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
         report.pages = con.execute("SELECT coalesce(sum(pages), 0) FROM files").fetchone()[0]
         report.passages = con.execute("SELECT count(*) FROM passages").fetchone()[0]
         for path, skip in con.execute("SELECT path, skip FROM files WHERE skip != '' ORDER BY path"):
-            report.skipped.setdefault(skip, []).append(path)
+            report.unreadable.setdefault(skip, []).append(path)
 
     @staticmethod
     def _drop(con: sqlite3.Connection, path: str) -> None:
@@ -232,11 +269,13 @@ class DocIndex:
               report: IndexReport) -> None:
         skip, units = "", []
         try:
-            units = list(self.reader(entry.rel, open_inside(self.folder, entry.rel)))
+            units = list(self.reader(entry.rel, open_inside(self.folder, entry.path)))
             if not any(u.text.strip() for u in units):
                 skip = "no text found"
         except Unreadable as exc:
             skip = str(exc)
+        except (TaskDeadlineExceeded, StopRequested):  # not the file's fault: nothing is recorded of it
+            raise
         except Exception as exc:  # noqa: BLE001 - a damaged file is skipped and named, the rest is indexed
             skip = f"could not be read ({type(exc).__name__})"
         _begin(con)

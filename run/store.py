@@ -1,6 +1,7 @@
 """The run store: one directory per run (batch, ask, chat, ui, research) under the runs directory, with its run.json.
 
-A run's directory holds everything it wrote that a later run must not overwrite::
+A run's directory (0700: its traces, records and workspace quote what it read, the user's own documents
+included) holds everything it wrote that a later run must not overwrite::
 
     runs/20261125-181500-a1b2c3/
         run.json        the index entry (RunInfo): id, kind, when, title, tasks, answered, cost, outputs
@@ -50,6 +51,7 @@ from core.text import report_data
 from tools.safe_open import WorkspacePathError, open_file
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
+PRIVATE = 0o700  # a run's folders: its traces, records and workspace quote the documents and pages it read
 KINDS = ("batch", "ask", "chat", "ui", "research")
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 _PAGE = re.compile(r"[\w.-]{1,200}\.html")  # a report page's name: no folder, no "..", only .html
@@ -234,7 +236,7 @@ class RunStore:
             while True:
                 run_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
                 with contextlib.suppress(FileExistsError):
-                    (self.root / run_id).mkdir()
+                    (self.root / run_id).mkdir(mode=PRIVATE)
                     break
         except OSError as exc:
             raise ConfigError(f"cannot create a run directory in {self.root} ({exc.strerror}); set "
@@ -243,6 +245,9 @@ class RunStore:
         trace_dir = None if not settings.traces else (
             settings.trace_dir / run_id if settings.trace_dir else directory / "traces")
         workspace = settings.workspace / run_id if settings.workspace else directory / "workspace"
+        for own in (trace_dir, workspace):  # elsewhere (--trace-dir, --workspace): as private as the run's folder
+            if own is not None and not own.is_relative_to(directory):
+                _private_folder(own)
         info = RunInfo(run_id, kind, started.isoformat(timespec="microseconds"), title=title[:300],
                        model=settings.model, trace_dir=str(trace_dir.resolve()) if trace_dir else None,
                        workspace=str(workspace.resolve()), pid=os.getpid())
@@ -364,6 +369,13 @@ def _remove_tree(path: Path) -> bool:
         return False
     shutil.rmtree(path, ignore_errors=True)
     return True
+
+
+def _private_folder(path: Path) -> None:
+    """A run's folder outside its own (<--trace-dir>/<id>, <--workspace>/<id>): made 0700, before anything is in it."""
+    with contextlib.suppress(OSError):  # an unusable folder is reported where the run writes there
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=PRIVATE, exist_ok=True)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

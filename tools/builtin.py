@@ -13,6 +13,7 @@ from config import Settings, inherited_environment
 from core.errors import ConfigError
 from tools.base import Tool
 from tools.docsearch import SearchDocsTool
+from tools.documents.confined import DocLimits
 from tools.edit_file import EditFileTool
 from tools.files import ListFilesTool, ReadFileTool, WriteFileTool
 from tools.mcp import active_tools
@@ -50,7 +51,7 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
         *([BrowserTool(workspace, settings)] if web else []),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ShellTool(workspace, settings, inherited_env=inherited_environment()),
-        ReadFileTool(workspace),
+        ReadFileTool(workspace, DocLimits.of(settings)),
         WriteFileTool(workspace),
         EditFileTool(workspace),
         ListFilesTool(workspace),

@@ -1,9 +1,10 @@
 """Run one tool call under a deadline, so no tool can hold a task past its time limit.
 
 The call runs in a daemon worker thread (with the caller's context variables, so the task's scope and
-budgets still apply) and the agent waits at most the deadline. A call that does not return is abandoned:
-Python cannot kill a thread, but tools that own processes end them on their own timeouts (the python
-tool kills its child), and the task moves on.
+budgets still apply, and the call's deadline as its cancellation scope) and the agent waits at most the
+deadline. A call that does not return is abandoned: Python cannot kill a thread, but tools that own processes
+end them on their own timeouts (the python tool kills its child) or at the scope's deadline (a document's
+conversion kills its child), and the task moves on.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import contextvars
 import threading
 from typing import Any
 
-from core.errors import ToolError
+from core import cancellation
+from core.errors import TaskDeadlineExceeded, ToolError
 from tools.base import Tool, ToolOutput
 
 
@@ -48,15 +50,21 @@ def run_tool(tool: Tool, args: dict[str, Any], seconds: float | None,
 
     def work() -> None:
         try:
-            box["out"] = context.run(tool.run, **args)
+            box["out"] = context.run(_within, tool, args, seconds)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, re-raised there
             box["exc"] = exc
 
     worker = threading.Thread(target=work, name=f"tool-{tool.name}", daemon=True)
     worker.start()
     worker.join(seconds)
-    if worker.is_alive():
+    if worker.is_alive() or isinstance(box.get("exc"), TaskDeadlineExceeded):  # (it ended at the deadline)
         raise ToolTimeoutError(tool.name, seconds, task_limit)
     if "exc" in box:
         raise box["exc"]
     return box["out"]  # type: ignore[no-any-return]
+
+
+def _within(tool: Tool, args: dict[str, Any], seconds: float) -> str | ToolOutput:
+    """tool.run(**args) with the call's deadline as its scope: what it waits for ends when the call is abandoned."""
+    with cancellation.scope(seconds):
+        return tool.run(**args)

@@ -13,7 +13,7 @@ from core.cli import ArgumentParser
 from core.errors import ConfigError
 from core.text import human_size, terminal_safe
 from docindex import DocIndex, IndexReport
-from docindex.passages import snippet
+from docindex.passages import NO_WORDS, fts_query, snippet
 from docindex.store import Progress
 from tools.docsearch import folder_index
 
@@ -39,11 +39,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """Run `docs index` or `docs search`; 0 on success (ConfigError for a folder that is not one)."""
-    args = parser().parse_args(argv)
+    """Run `docs index` or `docs search`; 0 on success (ConfigError for a folder that is not one, a usage error
+    for a query with no word to search for)."""
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "search" and not fts_query(args.query):
+        p.error(NO_WORDS if args.query.strip() else "the query is empty: give the words the passages would contain")
     settings = load_settings({"runs_dir": args.runs_dir})
-    if not args.folder.is_dir():
-        raise ConfigError(f"{args.folder}: no such folder", "docs_dirs")
+    _check_folder(args.folder, args.command)
     index = folder_index(args.folder, settings)
     if args.command == "index":
         with progress_bar() as bar:
@@ -61,19 +64,38 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _check_folder(folder: Path, command: str) -> None:
+    """ConfigError unless `folder` is one: a file is answered with the command that takes its folder."""
+    shown = terminal_safe(str(folder), one_line=True)
+    if folder.is_file():
+        parent = terminal_safe(str(folder.resolve().parent), one_line=True)
+        raise ConfigError(f"{shown} is a file, not a folder: `docs {command}` takes the folder that holds your "
+                          f"documents (python main.py docs {command} {parent}"
+                          f"{' QUERY' if command == 'search' else ''}); to ask about one file, use "
+                          f"python main.py ask QUESTION --file {shown}", "docs_dirs")
+    if not folder.is_dir():
+        raise ConfigError(f"{shown}: no such folder", "docs_dirs")
+
+
 def report_lines(index: DocIndex, report: IndexReport) -> list[str]:
-    """What `docs index` prints: the folder, files, pages, passages, what changed, what was skipped and why."""
-    lines = [f"{terminal_safe(str(index.folder), one_line=True)}: {report.files:,} files, {report.pages:,} pages "
+    """What `docs index` prints: the folder, its files (read and unreadable), pages, passages, what changed, what
+    could not be read and what was skipped, and why."""
+    unreadable = sum(len(v) for v in report.unreadable.values())
+    held = f"{report.files:,} files" + (f" ({report.files - unreadable:,} read, {unreadable:,} unreadable)"
+                                        if unreadable else "")
+    lines = [f"{terminal_safe(str(index.folder), one_line=True)}: {held}, {report.pages:,} pages "
              f"or sections, {report.passages:,} passages ({report.seconds:.1f} s)",
              f"  new {len(report.new):,}, changed {len(report.changed):,}, removed {len(report.removed):,}, "
-             f"unchanged {report.unchanged:,}"]
+             f"unchanged {report.unchanged:,}" + (f", not read yet {report.pending:,}" if report.pending else "")]
     for what, names in (("changed", report.changed), ("removed", report.removed)):
         if names:
             lines.append(f"  {what}: {_names(names)}")
-    skipped = sum(len(v) for v in report.skipped.values())
-    lines.append(f"  skipped {skipped:,}" + (":" if skipped else ""))
-    for reason, names in sorted(report.skipped.items()):
-        lines.append(f"    {reason} ({len(names):,}): {_names(names)}")
+    for title, groups in (("unreadable", report.unreadable), ("skipped", report.skipped)):
+        count = sum(len(v) for v in groups.values())
+        if count or title == "skipped":
+            lines.append(f"  {title} {count:,}" + (":" if count else ""))
+        for reason, names in sorted(groups.items()):
+            lines.append(f"    {terminal_safe(reason, one_line=True)} ({len(names):,}): {_names(names)}")
     lines.append(f"  index: {terminal_safe(str(index.db), one_line=True)} ({human_size(index.size_bytes())}); "
                  "dotfiles and dot-folders are never listed")
     return lines

@@ -1,7 +1,8 @@
 """search_docs: the best passages of the user's own documents (--docs DIR), each cited to its file and page.
 
 The index of each folder is docindex/'s (SQLite FTS5, BM25), handed this package's readers
-(tools/documents/units.py); it is brought up to date on a task's first search. Every passage found is a
+(tools/documents/units.py, each file read in a child under its memory and time limits: documents/confined.py);
+it is brought up to date on a task's first search, within UPDATE_BUDGET seconds a call. Every passage found is a
 source of the task, `[n] report.pdf, p. 3`, whose text for the citation check is the whole page (or section).
 """
 
@@ -15,9 +16,11 @@ from config import Settings
 from core.errors import ToolError
 from core.text import terminal_safe
 from docindex import DocIndex, Hit, index_path
+from docindex.passages import NO_WORDS, fts_query
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
-from tools.documents.units import SUFFIXES, read_units
+from tools.documents.confined import DocLimits, reader
+from tools.documents.units import SUFFIXES
 
 DEFAULT_HITS, MAX_HITS = 8, 20
 UPDATE_BUDGET = 60.0  # seconds of indexing in one call (the tool's own time limit defaults to 300)
@@ -29,9 +32,9 @@ def index_dir(settings: Settings) -> Path:
 
 
 def folder_index(folder: Path, settings: Settings) -> DocIndex:
-    """The index of one document folder, with the readers of tools/documents/; the run store is never indexed
-    (`--docs .` where runs/ lives)."""
-    return DocIndex(folder, index_path(folder, index_dir(settings)), read_units, SUFFIXES,
+    """The index of one document folder, with the readers of tools/documents/ (each file in a child, under
+    AGENT_DOC_MEMORY_MB and AGENT_DOC_TIMEOUT); the run store is never indexed (`--docs .` where runs/ lives)."""
+    return DocIndex(folder, index_path(folder, index_dir(settings)), reader(DocLimits.of(settings)), SUFFIXES,
                     exclude=settings.runs_dir)
 
 
@@ -95,6 +98,8 @@ class SearchDocsTool(Tool):
         k = min(max(int(kwargs.get("k") or DEFAULT_HITS), 1), MAX_HITS)
         if not query:
             raise ToolError("query is empty: give the words a passage would contain")
+        if not fts_query(query):
+            raise ToolError(NO_WORDS)
         note = self._update()
         hits = sorted(((hit, prefix) for prefix, index in self.indexes for hit in index.search(query, k)),
                       key=lambda pair: pair[0].score)[:k]

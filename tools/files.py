@@ -16,6 +16,7 @@ from core.errors import ToolError
 from core.text import human_size, terminal_safe
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
+from tools.documents.confined import DEFAULT_LIMITS, DocLimits
 from tools.documents.reading import archive_document, document_from_file, page_document, page_text, read_page
 from tools.safe_open import (
     WorkspacePathError,
@@ -103,8 +104,10 @@ class ReadFileTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, limits: DocLimits = DEFAULT_LIMITS) -> None:
+        """`limits`: each document's conversion's, in its own process (AGENT_DOC_MEMORY_MB, AGENT_DOC_TIMEOUT)."""
         self.workspace = Path(workspace)
+        self.limits = limits
 
     def reads(self, args: dict[str, Any], output: ToolOutput) -> list[Read]:
         """The file read: a numbered source of the task, named relative to the workspace."""
@@ -117,7 +120,7 @@ class ReadFileTool(Tool):
         offset = max(int(kwargs.get("offset") or 1), 1)
         limit = max(int(kwargs.get("limit") or 200), 1)
         rel = relative_name(workspace_parts(self.workspace, path))
-        member = archive_document(self.workspace, path)  # 'a.zip/inner.docx': a member of a ZIP file
+        member = archive_document(self.workspace, path, self.limits)  # 'a.zip/inner.docx': a member of a ZIP file
         if member is not None:
             return page_document(*member, offset, limit)
         with open_file(self.workspace, path, "r") as fh:
@@ -125,7 +128,7 @@ class ReadFileTool(Tool):
             if size == 0:
                 return f"File {rel} is empty (0 bytes)."
             head = fh.read(8192)
-            document = document_from_file(rel, fh, head, size)  # Office, spreadsheets, PDF, HTML, CSV...
+            document = document_from_file(rel, fh, head, size, self.limits)  # Office, spreadsheets, PDF, HTML, CSV...
             if document is not None:
                 return page_document(rel, document, offset, limit)
             kind = binary_kind(rel, head)

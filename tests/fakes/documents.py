@@ -145,7 +145,7 @@ def wav_bytes(seconds: float = 1.0, rate: int = 8000) -> bytes:
 def text_pdf_bytes(marker: str) -> bytes:
     """A one-page PDF whose text layer holds the marker (objects and xref table written by hand)."""
     stream = f"BT /F1 18 Tf 72 720 Td ({marker}) Tj ET".encode()
-    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+    return pdf_file([b"<< /Type /Catalog /Pages 2 0 R >>",
                  b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                  b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>"
                  b" /Contents 4 0 R >>",
@@ -168,13 +168,13 @@ def pages_pdf_bytes(pages: list[list[str]]) -> bytes:
                        b" /Contents %d 0 R >>" % (font, len(objects) + 2))
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    return _pdf(objects)
+    return pdf_file(objects)
 
 
 def scanned_pdf_bytes() -> bytes:
     """A one-page PDF with no text layer (only a drawn rectangle), like a scan."""
     stream = b"0 0 1 rg 100 100 200 200 re f"
-    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+    return pdf_file([b"<< /Type /Catalog /Pages 2 0 R >>",
                  b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                  b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
                  b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream)])
@@ -214,7 +214,8 @@ def _zip(members: dict[str, bytes | str]) -> bytes:
     return buffer.getvalue()
 
 
-def _pdf(objects: list[bytes]) -> bytes:
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (numbered from 1, the first the catalog) with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

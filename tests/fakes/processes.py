@@ -36,9 +36,12 @@ def gone(token: str, within: float = 5.0) -> bool:
 
 def cannot_run_as_nobody(prefix: list[str], cwd: Path) -> str:
     """Why `nobody` cannot start this interpreter on this checkout through `prefix` (setpriv ...), '' when it can:
-    a virtual environment or a checkout under a folder only root may enter (mktemp -d's 0700) stops it."""
+    a virtual environment or a checkout under a folder only root may enter (mktemp -d's 0700) stops it. The
+    interpreter it starts must start another (the agent's sandbox and document converter servers do): a venv
+    whose python links into a folder only root may enter (/root/.pyenv) runs through setpriv, not from there."""
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([*prefix, sys.executable, "-c", "import config, main"], cwd=cwd, capture_output=True,
+    again = "import config, main, subprocess, sys; subprocess.run([sys.executable, '-c', ''], check=True)"
+    proc = subprocess.run([*prefix, sys.executable, "-c", again], cwd=cwd, capture_output=True,
                           text=True, timeout=120, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                                                        "PYTHONPATH": str(root)})
     if proc.returncode == 0:

@@ -9,10 +9,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from core.errors import ToolError
+from core.errors import TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
 from tools.documents.archives import zip_member
-from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, convert, decode_text
+from tools.documents.confined import DEFAULT_LIMITS, DocLimits, convert
+from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
 from tools.safe_open import open_file, relative_name, stat_entry, workspace_parts
 
@@ -28,8 +29,10 @@ def needs_conversion(name: str, head: bytes) -> bool:
     return sniff(name, head) is not None or text_format(name) is not None or looks_like_html(head)
 
 
-def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int) -> Document | None:
-    """The opened file converted (cached by inode, size and mtime), or None for plain text."""
+def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int, limits: DocLimits = DEFAULT_LIMITS
+                       ) -> Document | None:
+    """The opened file converted in a child under `limits` (cached by inode, size and mtime), or None for plain
+    text."""
     if not needs_conversion(rel, head):
         return None
     if size > MAX_CONVERT_BYTES:
@@ -45,7 +48,7 @@ def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int) -> Docume
             _cache.move_to_end(key)
             return _cache[key]
     fh.seek(0)
-    doc = _convert(rel, fh.read(MAX_CONVERT_BYTES))
+    doc = _convert(rel, fh.read(MAX_CONVERT_BYTES), limits)
     with _lock:
         _cache[key] = doc
         while len(_cache) > _CACHE_SIZE:
@@ -53,11 +56,13 @@ def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int) -> Docume
     return doc
 
 
-def _convert(rel: str, data: bytes) -> Document | None:
+def _convert(rel: str, data: bytes, limits: DocLimits) -> Document | None:
     try:
-        return convert(rel, data)
+        return convert(rel, data, limits)
     except ConversionError as exc:
         raise ToolError(f"could not convert {rel}: {exc}") from exc
+    except TaskDeadlineExceeded:  # the call's time ran out: the caller says so
+        raise
     except Exception as exc:  # noqa: BLE001 - format libraries raise many untyped errors on damaged files
         raise ToolError(f"could not convert {rel} ({type(exc).__name__}: {exc}); the file may be damaged. "
                         "Try the python tool.") from exc
@@ -89,13 +94,13 @@ def archive_member(workspace: Path, path: str) -> tuple[str, bytes] | None:
         raise ToolError(f"{outer}: {exc}") from exc
 
 
-def archive_document(workspace: Path, path: str) -> tuple[str, Document] | None:
+def archive_document(workspace: Path, path: str, limits: DocLimits = DEFAULT_LIMITS) -> tuple[str, Document] | None:
     """A ZIP member (see archive_member) converted like a file, with its display path; None if no archive."""
     found = archive_member(workspace, path)
     if found is None:
         return None
     shown, member = found
-    doc = _convert(shown, member)
+    doc = _convert(shown, member, limits)
     if doc is None:
         doc = Document("text file", decode_text(member), converted=False)
     return shown, doc
@@ -150,13 +155,17 @@ def page_text(header: str, shown: list[str], rel: str, end: int, total: int) -> 
 SCRAPE_CHARS = 40_000
 
 
-def scrape_binary(name: str, body: bytes, lines: list[str], url: str) -> str:
-    """scrape's body for a downloaded binary file: its Markdown, else '' with advice added to `lines`.
+def scrape_binary(name: str, body: bytes, lines: list[str], url: str, limits: DocLimits = DEFAULT_LIMITS) -> str:
+    """scrape's body for a downloaded binary file: its Markdown (converted in a child under `limits`), else ''
+    with advice added to `lines`.
 
     The advice names the URL (look and transcribe take URLs too).
     """
     try:
-        doc = convert(name, body)
+        doc = convert(name, body, limits)
+    except ConversionError as exc:  # a limit met (named), a password, a missing library
+        lines.append(f"Could not convert it: {exc}; open it with the python tool.")
+        return ""
     except Exception as exc:  # noqa: BLE001 - a damaged file must not lose the saved copy
         lines.append(f"Could not convert it ({type(exc).__name__}: {exc}); open it with the python tool.")
         return ""

@@ -2,10 +2,13 @@
 
 Owns the backends (Landlock with its mount namespace, bubblewrap, seccomp, the capability drop), the paths
 confined code may read, the workspace byte budget and its defusing at a task's end (defuse.py), one-shot
-runs through the launcher (oneshot.py, launcher.py: the shell tool) and the python tool's sessions
-(sessions.py in the agent; server.py, repl.py and wire.py in their own processes). check_setup's live probe
-of it is tools/sandbox_probe.py. May import core, config and tools.processes; the python and shell tools,
-MCP's stdio servers and the batch runner (defuse) use it.
+runs through the launcher (oneshot.py, launcher.py: the shell tool), the python tool's sessions
+(sessions.py in the agent; server.py, repl.py and wire.py in their own processes), and calls run in a forked,
+limited and confined child of a pre-warmed interpreter (forks.py in the agent, fork_server.py in its own
+process: every document's conversion, for tools/documents/confined.py). check_setup's live probe of it is
+tools/sandbox_probe.py. May import core, config and tools.processes (never the tools it serves: the fork
+server imports what it runs by name); the python and shell tools, MCP's stdio servers, the batch runner
+(defuse) and the document converters use it.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import sys
 
 TYPE_CHECKING = False  # typing itself costs milliseconds to import
 if TYPE_CHECKING:
+    from collections.abc import Callable, Container
     from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # this folder's plain modules (-I leaves it out)
@@ -45,6 +46,13 @@ def prctl(option: int, value: int) -> int:
     """prctl(option, value); -1 where there is none (elsewhere than Linux the supervisor still sweeps)."""
     call = getattr(_libc, "prctl", None)
     return int(call(option, value, 0, 0, 0)) if call is not None else -1
+
+
+def malloc_trim() -> None:
+    """Give the C heap's free memory back to the system (glibc's malloc_trim; nothing elsewhere)."""
+    trim = getattr(_libc, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def children(pid: int) -> list[int]:
@@ -137,6 +145,22 @@ def sweep() -> None:
                 continue
         else:
             _signal.sigtimedwait([_signal.SIGCHLD], 0.001)  # a moment for the killed to die
+
+
+def tidy(known: Container[int], ended: Callable[[int, int], None]) -> None:
+    """A server's round (server.py, fork_server.py): reap its ended children, ended(pid, status) for each, then
+    kill any child not in `known` (an orphan a dead child left behind: we are its subreaper)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not pid:
+            break
+        ended(pid, status)
+    for pid in children(os.getpid()):
+        if pid not in known:
+            kill(pid, _signal.SIGKILL)
 
 
 def stop_everything() -> None:
@@ -271,6 +295,26 @@ def become_supervisor() -> None:
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def serve_until_stopped(parent: int, serve: Callable[[], None]) -> int:
+    """The life of a server the agent started (server.py, fork_server.py) around `serve`: SIGTERM or the agent's
+    death (PR_SET_PDEATHSIG) stops it; it supervises (become_supervisor); when `serve` returns or it is
+    stopped, every process under it is killed and reaped. SANDBOX_FAILED when the agent died before."""
+    _signal.signal(_signal.SIGTERM, _stop)
+    prctl(PR_SET_PDEATHSIG, _signal.SIGTERM)
+    if os.getppid() != parent:
+        return SANDBOX_FAILED  # the agent died before PDEATHSIG was armed
+    become_supervisor()
+    try:
+        serve()
+    except Stop:
+        pass
+    finally:
+        _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        sweep()
+    return 0
 
 
 def main() -> int:

@@ -49,20 +49,7 @@ def main() -> int:
         __import__(name)
     gc.freeze()  # what is here now is never scanned by a session's collector: its pages stay shared
     ctrl = _socket.socket(fileno=cfg["fd"])
-    _signal.signal(_signal.SIGTERM, _stop)
-    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
-    if os.getppid() != cfg["parent"]:
-        return launcher.SANDBOX_FAILED  # the agent died before PDEATHSIG was armed
-    launcher.become_supervisor()
-    try:
-        _Server(ctrl).serve()
-    except launcher.Stop:
-        pass
-    finally:
-        _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)
-        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
-        launcher.sweep()
-    return 0
+    return launcher.serve_until_stopped(cfg["parent"], _Server(ctrl).serve)
 
 
 class _Server:
@@ -113,23 +100,9 @@ def _hand_over(spare: _socket.socket, msg: bytes, fd: int) -> bool:
     return True
 
 
-def _stop(signum: int, frame: Any) -> None:
-    raise launcher.Stop
-
-
 def _tidy(sessions: set[int]) -> None:
     """Reap ended sessions; kill any other child (an orphan a dead session left behind)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if not pid:
-            break
-        sessions.discard(pid)
-    for pid in launcher.children(os.getpid()):
-        if pid not in sessions:
-            launcher.kill(pid, _signal.SIGKILL)
+    launcher.tidy(sessions, lambda pid, status: sessions.discard(pid))
 
 
 def _spawn(ctrl: _socket.socket, cfg: dict[str, Any], fd: int) -> int:

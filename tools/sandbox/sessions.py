@@ -56,7 +56,7 @@ class SessionServer:
         with self._lock:
             for attempt in range(2):
                 if self._ctrl is None:
-                    self._ctrl = self._start()
+                    self._ctrl = start_server(SERVER, {})
                 mine, theirs = socket.socketpair()
                 try:
                     send_message(self._ctrl, marshal.dumps(request), [theirs.fileno()])
@@ -71,41 +71,45 @@ class SessionServer:
                     theirs.close()
         raise AssertionError("unreachable")
 
-    @staticmethod
-    def _start() -> socket.socket:
-        """Start server.py from a thread that waits for it, so PR_SET_PDEATHSIG fires only when we die."""
-        mine, theirs = socket.socketpair()
-        cfg = {"fd": theirs.fileno(), "parent": os.getpid()}
-        argv = [sys.executable, *SESSION_FLAGS, SERVER, marshal.dumps(cfg).hex()]
-        started = threading.Event()
-        box: dict[str, Any] = {}
 
-        def keep() -> None:
-            try:
-                box["proc"] = subprocess.Popen(
-                    argv, env=base_environment(), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()], start_new_session=True)
-            except OSError as exc:
-                box["error"] = exc
-            finally:
-                started.set()
-            if "proc" in box:
-                box["proc"].wait()
+def start_server(script: str, cfg: dict[str, Any]) -> socket.socket:
+    """Start a server script of this folder (server.py, fork_server.py) as `python -I -B -u -X utf8 SCRIPT CONFIG`
+    with the allow-listed environment, and the agent's end of its socket. CONFIG is cfg with the server's end of
+    the socket ("fd") and our pid ("parent"). Started from a thread that waits for it, so PR_SET_PDEATHSIG
+    fires only when we die."""
+    mine, theirs = socket.socketpair()
+    argv = [sys.executable, *SESSION_FLAGS, script,
+            marshal.dumps({**cfg, "fd": theirs.fileno(), "parent": os.getpid()}).hex()]
+    started = threading.Event()
+    box: dict[str, Any] = {}
 
-        threading.Thread(target=keep, name="sandbox-session-server", daemon=True).start()
-        started.wait()
-        theirs.close()
-        if "error" in box:
-            mine.close()
-            raise box["error"]
-        return mine
+    def keep() -> None:
+        try:
+            box["proc"] = subprocess.Popen(
+                argv, env=base_environment(), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()], start_new_session=True)
+        except OSError as exc:
+            box["error"] = exc
+        finally:
+            started.set()
+        if "proc" in box:
+            box["proc"].wait()
+
+    threading.Thread(target=keep, name=f"sandbox-{os.path.basename(script)[:-3]}", daemon=True).start()
+    started.wait()
+    theirs.close()
+    if "error" in box:
+        mine.close()
+        raise box["error"]
+    return mine
 
 
 _server = SessionServer()
 
 
-class _Group:
-    """A session's process group as tools/processes.py tracks it (Ctrl-C kills it)."""
+class ProcessGroup:
+    """A process group another process started (a session's, a forked call's), as tools/processes.py tracks
+    it: Ctrl-C kills it."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -120,7 +124,7 @@ class PythonSession:
         self.server = server or _server
         self._busy = threading.Lock()
         self._sock: socket.socket | None = None
-        self._group: _Group | None = None
+        self._group: ProcessGroup | None = None
         self._pidfd: int | None = None
         self._pids: str | None = None  # its pids cgroup (pids.py)
 
@@ -207,7 +211,7 @@ class PythonSession:
             replies.append(message)
 
     def _adopt(self, pid: int) -> None:
-        self._group = _Group(pid)
+        self._group = ProcessGroup(pid)
         self._pidfd = pidfd_of(pid)
         processes.register(self._group)  # Ctrl-C kills the session
 

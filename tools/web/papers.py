@@ -19,8 +19,9 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
+from tools.documents.confined import DocLimits, pdf_text
 from tools.documents.errors import ConversionError
-from tools.documents.pdf import SCANNED_NOTE, is_scanned, pdf_text
+from tools.documents.pdf import SCANNED_NOTE, is_scanned
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.errors import FetchError
 from tools.web.fetch import AddressCheck, Resolver
@@ -150,7 +151,7 @@ class SearchPapersTool(Tool):
             return (f"Error: {paper.pdf_url} answered {result.content_type or 'something'} that is not a PDF; the "
                     f"paper's page is {paper.url}")
         try:
-            text, count = pdf_text(result.body, pages)
+            text, count = pdf_text(result.body, pages, DocLimits.of(self.settings))  # in a child, under its limits
         except ConversionError as exc:
             return f"Error: could not read the PDF of {paper.title}: {exc}"
         lines = [*([f"⚠ RETRACTED — {paper.retracted}"] if paper.retracted else []),

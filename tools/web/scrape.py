@@ -16,9 +16,10 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
+from tools.documents.confined import DocLimits, pdf_text
 from tools.documents.errors import ConversionError
 from tools.documents.page_text import page_title, parse_html
-from tools.documents.pdf import SCANNED_NOTE, is_scanned, pdf_text
+from tools.documents.pdf import SCANNED_NOTE, is_scanned
 from tools.documents.reading import scrape_binary
 from tools.safe_open import (
     WorkspacePathError,
@@ -146,14 +147,15 @@ class ScrapeTool(Tool):
             if target is None:
                 saved = self._save(None, result)
                 lines.append(f"Binary content saved to {saved} in the workspace.")
-            return scrape_binary(download_name(result), result.body, lines, result.url)  # Office, EPUB, ZIP listing...
+            return scrape_binary(download_name(result), result.body, lines, result.url,  # Office, EPUB, ZIP...
+                                 DocLimits.of(self.settings))
         if kind == "html":
             html = result.text()
             tree = parse_html(html)  # parsed once: the title, trafilatura and readability all read this tree
             lines.insert(0, f"Title: {page_title(tree) or '(none)'}")
             text = html_text(result, html, lines, self.web, render, tree)  # blocked named, script-built rendered
         elif kind == "pdf":
-            text = self._pdf(result.body, pages, lines)
+            text = self._pdf(result.body, pages, lines, DocLimits.of(self.settings))
         else:
             text = result.text()
             if kind == "json":
@@ -162,10 +164,10 @@ class ScrapeTool(Tool):
         return truncate_middle(text, MAX_OBSERVATION_CHARS, note)
 
     @staticmethod
-    def _pdf(body: bytes, pages: str | None, lines: list[str]) -> str:
+    def _pdf(body: bytes, pages: str | None, lines: list[str], limits: DocLimits) -> str:
         try:
-            text, count = pdf_text(body, pages)
-        except ConversionError as exc:  # a bad page range, a password, a PDF pypdf cannot read
+            text, count = pdf_text(body, pages, limits)  # in a child under the limits (tools/documents/confined)
+        except ConversionError as exc:  # a bad page range, a password, a PDF pypdf cannot read, a limit met
             raise ScrapeInputError(str(exc)) from exc
         lines.append(f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else ""))
         if is_scanned(text):

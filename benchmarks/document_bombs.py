@@ -1,0 +1,118 @@
+"""Issue 52's document bombs, before and after: the agent's own peak memory and what stops each one.
+
+The bombs are made by tests/fakes/bombs.py at the issue's sizes: an ODS of about 1 KB whose repeats make 1,000
+cells x 1,000 columns x 1,000 rows, a 36 KB DOCX with a cell spanning 100,000,000 grid columns, and a PDF of
+1,000 pages sharing one content stream of 5 MB of text operators (near the most pypdf 7 parses in one stream).
+
+After (always): each is read as read_file reads it (tools.documents.confined.convert, the converter's child under
+the default limits, 1 GB and 60 s); printed are the seconds until the limit stopped it, its message, and this
+process's peak resident memory (ru_maxrss: the agent's own, not its children's) before and after.
+
+Before (--before): each is converted as the agent did before issue 52 (tools.documents.convert.convert in the
+agent's own process), here in a process of its own capped at --cap-gb of address space and --seconds, whose
+peak resident memory os.wait4 reports even when it is killed. It needs that memory free: run it on a quiet
+machine.
+
+    python benchmarks/document_bombs.py [--before [--cap-gb 4] [--seconds 120]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakes.bombs import docx_bomb, ods_bomb, slow_pdf  # noqa: E402
+from tools.documents.confined import DocLimits, convert  # noqa: E402
+
+BOMBS: list[tuple[str, Callable[[], bytes]]] = [
+    ("bomb.ods", ods_bomb),
+    ("bomb.docx", docx_bomb),
+    ("slow.pdf", lambda: slow_pdf(pages=1_000, stream_bytes=5_000_000)),
+]
+BEFORE = """import resource, sys, time
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[3]), int(sys.argv[3])))
+from tools.documents.convert import convert
+data = open(sys.argv[2], "rb").read()
+start = time.perf_counter()
+try:
+    convert(sys.argv[4], data)
+    print(f"converted in {time.perf_counter() - start:.1f} s")
+except MemoryError:
+    print(f"MemoryError at the {int(sys.argv[3]) >> 30} GB cap after {time.perf_counter() - start:.1f} s")
+"""
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def after(name: str, data: bytes) -> str:
+    """A table row: the bomb converted in the child under the default limits."""
+    before = peak_mb()
+    start = time.perf_counter()
+    try:
+        convert(name, data, DocLimits())
+        outcome = "converted"
+    except Exception as exc:  # noqa: BLE001 - the limit's message is the figure
+        outcome = f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - start
+    return f"| {name} | {len(data):,} | {seconds:.1f} | {before:.0f} -> {peak_mb():.0f} | {outcome} |"
+
+
+def before(name: str, data: bytes, cap_gb: float, seconds: float) -> str:
+    """A table row: the bomb converted in a process of its own, as the agent did, under a cap."""
+    with tempfile.NamedTemporaryFile(suffix=name) as fh, tempfile.TemporaryFile("w+") as out:
+        fh.write(data)
+        fh.flush()
+        start = time.perf_counter()
+        pid = subprocess.Popen([sys.executable, "-c", BEFORE, str(ROOT), fh.name, str(int(cap_gb * (1 << 30))),
+                                name], stdout=out, stderr=subprocess.DEVNULL).pid
+        outcome = f"still converting after {seconds:.0f} s (killed)"
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                out.seek(0)
+                outcome = out.read().strip() or f"ended with status {os.waitstatus_to_exitcode(status)}"
+                break
+            if time.perf_counter() - start > seconds:
+                os.kill(pid, 9)
+                _, _, usage = os.wait4(pid, 0)
+                break
+            time.sleep(0.2)
+    return f"| {name} | {len(data):,} | {time.perf_counter() - start:.1f} | {usage.ru_maxrss / 1024:,.0f} | {outcome} |"
+
+
+def main() -> None:
+    """Print the after table, and the before table when asked."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--before", action="store_true", help="also convert each in a capped process, as before")
+    p.add_argument("--cap-gb", type=float, default=4.0, help="the before process's address-space cap (GB)")
+    p.add_argument("--seconds", type=float, default=120.0, help="the before process's time cap")
+    args = p.parse_args()
+    bombs = [(name, make()) for name, make in BOMBS]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("after: in the converter's child (1 GB, 60 s)\n| file | bytes | seconds | agent peak MB | outcome |\n"
+          "|---|---:|---:|---|---|")
+    for name, data in bombs:
+        print(after(name, data), flush=True)
+    if args.before:
+        print(f"before: in the converting process itself (capped at {args.cap_gb:g} GB, {args.seconds:g} s)\n"
+              "| file | bytes | seconds | peak MB | outcome |\n|---|---:|---:|---:|---|")
+        for name, data in bombs:
+            print(before(name, data, args.cap_gb, args.seconds), flush=True)
+
+
+if __name__ == "__main__":
+    main()
