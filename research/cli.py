@@ -124,7 +124,8 @@ def _research(args: argparse.Namespace, settings: Settings, store: RunStore, fil
             progress = ConsoleProgress(args.quiet, args.verbose, settings.max_run_cost)
             research = Research(settings, args.question, store, files, args.breadth, args.concurrency, progress,
                                 stopper.event, stopper.write_lock, tracing=tracing, output=args.output,
-                                sub_questions=args.sub_questions, depth=args.depth, language=args.language)
+                                sub_questions=args.sub_questions, depth=args.depth, language=args.language,
+                                stopped_by=stopper.by)
             report = research.run(resume)
     finally:
         if tracing is not None:

@@ -9,11 +9,15 @@ is made up: it says nothing could be read.
 from __future__ import annotations
 
 import contextlib
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.errors import LLMError, StopRequested
+from report.markdown import plural
 from report.research import ResearchReport, SubQuestion
+from report.sources import is_web
 from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
 from research.repair import bare, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
@@ -29,6 +33,7 @@ NOTHING_TRIED = ("Nothing was read for this question: the research tried no page
                  "made up.")
 NO_FINDINGS = ("No sub-question's research got to an answer (each one's reason is in the research plan below), "
                "so there is nothing to report; the sources that were read are listed.")
+_PLACE = re.compile(r", (?:p\. |§ |slide |sheet |lines )")  # a passage of --docs: `report.pdf, p. 3` (docindex/)
 
 
 @dataclass
@@ -75,6 +80,17 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     report.also_read = [{"url": s.url, "title": s.title} for s in uncited]
     report.repair = {**draft.repair, "marked": report.marked}
     return {s.n: s.text for s in final.read_sources() if s.n is not None and s.n in order.values()}
+
+
+def read_line(report: ResearchReport) -> str:
+    """What the research read, for a stopped report's note: `3 sources (2 document passages, 1 web page), listed
+    under Sources`; "" when it read nothing."""
+    read = [str(s.get("url") or "") for s in (*report.sources, *report.also_read)]
+    if not read:
+        return ""
+    kinds = Counter("web page" if is_web(u) else "document passage" if _PLACE.search(u) else "file" for u in read)
+    parts = ", ".join(plural(n, kind) for kind, n in kinds.most_common())
+    return f"{plural(len(read), 'source')} ({parts}), listed under Sources"
 
 
 def write(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, call: Caller | None) -> Draft:

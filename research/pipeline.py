@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,9 +29,9 @@ from core.errors import LLMError, LLMFatalError, StopRequested
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.research import write_report
-from report.markdown import TaskRecord
+from report.markdown import TaskRecord, plural
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
-from research.compose import compose, supported
+from research.compose import compose, read_line, supported
 from research.gather import Gather, finished, papers_mode, sub_tasks
 from research.language import note_across_languages
 from research.plan import MOST, parse_plan, plan_prompt
@@ -46,6 +46,7 @@ from tasks.taskfile import Task
 from tools.mcp import load_specs, mcp_session
 from tools.web.session import web_session
 
+BY_USER = "the user"  # who stopped a research when nobody says otherwise
 QUIET = ("not started", "stopped")  # statuses whose reason the partial note has already given
 WRITER_TRACE = "writer.jsonl"  # the planning, writing and repair calls, in the run's traces/
 
@@ -95,6 +96,7 @@ class Research:
     sub_questions: list[str] | None = None  # --plan FILE: the plan as given (no planning call)
     depth: int = 1  # rounds: each after the first is planned by a follow-up call on what the last one found
     language: str | None = None  # --language: the plan and the report are written in it
+    stopped_by: Callable[[], str] = lambda: BY_USER  # who set `stop`: `the user (Ctrl-C)`, `a SIGTERM signal` ...
 
     def run(self, resume: Run | None = None) -> ResearchReport:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
@@ -236,10 +238,12 @@ class Research:
 
     def _found(self, sub: SubQuestion, task: Task, record: TaskRecord | None, gather: Gather) -> Found:
         """What the sub-question gave; its line in the plan says how its research went."""
-        if record is None:
-            sub.status = "stopped" if self.stop.is_set() else "not started"
-            sub.error = "stopped by the user" if self.stop.is_set() else _exhausted(gather)
-            return Found(None, [], [])
+        if record is None:  # stopped mid-task, or never started; what a stopped task read is still told
+            read = gather.read.get(task.id, [])
+            sub.status, sub.sources = ("stopped" if self.stop.is_set() else "not started"), len(read)
+            sub.error = (f"after reading {plural(len(read), 'source')}" if read else "before reading anything") \
+                if self.stop.is_set() else _exhausted(gather)  # who stopped it: the partial note says, once
+            return Found(None, read, [])
         f = gather.found(record)
         sub.status, sub.answered, sub.cost, sub.seconds = record.status, f.answer is not None, record.cost, \
             record.seconds
@@ -251,7 +255,9 @@ class Research:
         gave nothing; None when whole."""
         reasons = []
         if self.stop.is_set():
-            reasons.append("the research was stopped by the user")
+            read = read_line(report)
+            reasons.append(f"the research was stopped by {self.stopped_by()}"
+                           + (f" after reading {read}" if read else " before anything was read"))
         if _exhausted(gather):
             reasons.append(str(_exhausted(gather)))
         elif report.repair.get("writer") and not self.stop.is_set():
