@@ -19,7 +19,7 @@ from report.markdown import plural
 from report.research import ResearchReport, SubQuestion
 from report.sources import is_web
 from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
-from research.repair import bare, failing, mark, repair_prompt, unmarked
+from research.repair import bare, cited_lines, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
 from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations
 from sources.ledger import SourceLedger
@@ -71,7 +71,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
                             "delivered, with what still fails marked.")
     draft.repair["writer"] = draft.writer
     body = mark(draft.body, citations, ledger)
-    order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
+    order = first_use(body, {c.n for c in citations if c.n is not None and ledger.number(c.n) is not None})
     final, uncited = renumbered(ledger, order)
     report.body = rewrite_markers(body, order.get)
     report.citations = delivered_citations(report.body, final, citations, order, judge)
@@ -111,6 +111,7 @@ def write(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, 
 
 def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) -> list[Citation]:
     """Check every claim; send the failing ones back to the writer once; the last check's citations."""
+    draft.body = cited_lines(draft.body, ledger)
     citations = check_citations(draft.body, ledger)
     fails = failing(citations, ledger)
     draft.repair = {"checked": len(citations), "failing": [{"claim": f.claim, "verdict": f.verdict} for f in fails],
@@ -124,7 +125,7 @@ def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) ->
     except (LLMError, StopRequested) as exc:
         draft.repair.update(still_failing=draft.repair["failing"], error=_why(exc))
         return citations
-    text, draft.repair["sent_back"] = (end_whole(text) if cut else text.strip() + "\n"), True
+    text, draft.repair["sent_back"] = cited_lines(end_whole(text) if cut else text.strip() + "\n", ledger), True
     revised = check_citations(text, ledger)
     refused = refusal(text) or _fewer_supported(revised, citations)
     if refused:  # the checked draft stands: a revision never delivers less than it had
