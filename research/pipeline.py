@@ -102,7 +102,7 @@ class Research:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
         limits = self.limits or RateLimits(self.settings.rpm, self.settings.tpm)  # shared by every role's model
         llm, summary_llm = checked_models(self.settings, self.output, limits)
-        roles = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
+        roles, specs = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
         spec = model_specs(llm)[0]
         budget = RunBudget.from_settings(self.settings, llm)
         run = resume or self.store.create(KIND, " ".join(self.question.split()), replace(self.settings, model=spec))
@@ -112,7 +112,8 @@ class Research:
         self.run_dir, research = run.dir, ResearchRun(run)
         settings = run.apply(self.settings)
         trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
-        call = Caller(llm, settings, budget, trace, self.stop, roles=roles, language=self.language)
+        call = Caller(llm, settings, budget, trace, self.stop, roles=roles, specs=specs, language=self.language,
+                      on_notice=self.progress.line)
         try:
             report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
                                                                self.tracing, self.stop, self.write_lock))
@@ -131,15 +132,16 @@ class Research:
                    status="stopped" if self.stop.is_set() or capped else "finished")
         return report
 
-    def _roles(self, limits: RateLimits) -> dict[str, Any]:
+    def _roles(self, limits: RateLimits) -> tuple[dict[str, Any], dict[str, str]]:
         """The planning, writing and judging calls' own models, when --planner-model / --writer-model /
-        --judge-model name them."""
-        s, roles = self.settings, {}
+        --judge-model name them, and their names, by purpose."""
+        s, roles, specs = self.settings, {}, {}
         for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair")),
                                (s.judge_model, ("judge",))):
-            if (model := role_model(s, spec, limits)) is not None:
+            if spec and (model := role_model(s, spec, limits)) is not None:
                 roles.update(dict.fromkeys(purposes, model))
-        return roles
+                specs.update(dict.fromkeys(purposes, spec))
+        return roles, specs
 
     def _run(self, settings: Settings, research: ResearchRun, call: Caller, gather: Gather) -> ResearchReport:
         stored = research.plan()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from config import Settings
@@ -81,11 +81,15 @@ def read_plan_file(path: Path) -> list[str]:
 
 
 def make_plan(settings: Settings, question: str, file_names: list[str], breadth: int, language: str | None,
-              output: Path | None = None, limits: RateLimits | None = None) -> tuple[list[str], float | None]:
-    """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails."""
+              output: Path | None = None, limits: RateLimits | None = None,
+              on_notice: Callable[[str], None] | None = None) -> tuple[list[str], float | None]:
+    """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails.
+    `on_notice` hears a slow call's "still waiting" lines."""
     llm, _ = checked_models(settings, output, limits)
-    llm = role_model(settings, settings.planner_model, limits) or llm  # --planner-model plans
-    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
+    planner = role_model(settings, settings.planner_model, limits)  # --planner-model plans
+    llm = planner or llm
+    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language, on_notice=on_notice,
+                  specs={"plan": settings.planner_model} if planner is not None and settings.planner_model else {})
     prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search,
                          papers=settings.papers)
     return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost
@@ -96,7 +100,8 @@ def plan_only(settings: Settings, question: str, files: list[Path], breadth: int
     """`--plan-only`: one planning call, the numbered plan on stdout, written to the plan file (named on stderr);
     no research, no writer. Exit 0, or 1 when the call failed or gave no sub-question."""
     try:
-        subs, cost = make_plan(settings, question, [f.name for f in files], breadth, language, output)
+        subs, cost = make_plan(settings, question, [f.name for f in files], breadth, language, output,
+                               on_notice=lambda line: print(terminal_safe(line), file=sys.stderr, flush=True))
     except LLMFatalError:
         raise
     except (LLMError, StopRequested) as exc:
