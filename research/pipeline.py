@@ -33,7 +33,7 @@ from report.markdown import TaskRecord, plural
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
 from research.compose import compose, read_line, supported
 from research.gather import Gather, finished, papers_mode, sub_tasks
-from research.language import note_across_languages
+from research.language import note_across_languages, translated_headings
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
 from research.steer import followup
@@ -46,6 +46,7 @@ from tasks.taskfile import Task
 from tools.mcp import load_specs, mcp_session
 from tools.web.session import web_session
 
+ROLES = (("planner", "plan"), ("writer", "write"), ("judge", "judge"))  # a report names each one's own model
 BY_USER = "the user"  # who stopped a research when nobody says otherwise
 QUIET = ("not started", "stopped")  # statuses whose reason the partial note has already given
 WRITER_TRACE = "writer.jsonl"  # the planning, writing and repair calls, in the run's traces/
@@ -136,8 +137,8 @@ class Research:
         """The planning, writing and judging calls' own models, when --planner-model / --writer-model /
         --judge-model name them, and their names, by purpose."""
         s, roles, specs = self.settings, {}, {}
-        for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair")),
-                               (s.judge_model, ("judge",))):
+        for spec, purposes in ((s.planner_model, ("plan", "followup")),
+                               (s.writer_model, ("write", "repair", "labels")), (s.judge_model, ("judge",))):
             if spec and (model := role_model(s, spec, limits)) is not None:
                 roles.update(dict.fromkeys(purposes, model))
                 specs.update(dict.fromkeys(purposes, spec))
@@ -163,6 +164,9 @@ class Research:
         judge = writer if settings.judge_model else None  # --judge-model: also on the report's claims ("judge" role)
         texts = compose(self.question, plan, found, writer, report, judge)
         note_across_languages(report, texts)
+        if self.language and writer is not None:  # the report's own headings in its language too
+            report.labels = translated_headings(writer, self.language)
+        report.models = {role: call.spec(purpose) for role, purpose in ROLES if purpose in call.specs}
         report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)
         save_rounds(research, self.question, self.files, plan, followed,
