@@ -12,6 +12,7 @@ from core.errors import (
     ContextWindowError,
     LLMError,
     LLMFatalError,
+    StopRequested,
     TaskDeadlineExceeded,
     TaskStopError,
     ToolError,
@@ -87,6 +88,10 @@ class ReActAgent:
             with cancellation.scope(self.time_limit):  # model calls and their retries end at the deadline
                 run.loop()
         except LLMFatalError:
+            raise
+        except StopRequested:  # stopped mid-task: not recorded, but what it read is told (a research's partial
+            self._emit(Event("sources", len(run.result.steps), {  # report names it)
+                "sources": run.result.ledger.texts(), "stopped": True}))
             raise
         except LLMError as exc:
             run.result.status, run.result.error = ERROR, str(exc)

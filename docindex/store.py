@@ -20,7 +20,7 @@ from core.errors import StopRequested, TaskDeadlineExceeded
 from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a PDF page is labelled as the PDF prints it (p. 8, not its 11th page)
 COMMIT_EVERY = 1.0  # seconds of indexing per transaction: fast, and another writer waits at most about this
 Reader = Callable[[str, bytes], Sequence[Unit]]  # (relative path, bytes) -> the document's pages or sections
 Progress = Callable[[int, int, str], None]  # (files done, files to read, the current one)

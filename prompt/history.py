@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.text import truncate_middle
+from sources.ledger import titled
 
 HISTORY_SHARE = 0.25  # of the memory's token budget: the most the earlier turns may take in the task's prompt
 ANSWER_CHARS = 4_000  # the most one earlier answer takes, however much room there is
@@ -53,7 +54,7 @@ def follow_up_prompt(question: str, turns: list[PastTurn], max_chars: int) -> st
     if len(kept) < len(turns):
         lines += [f"[{len(turns) - len(kept)} earlier question(s) left out to stay within the context budget.]", ""]
     lines += ["\n\n".join(kept), ""]
-    source_lines = [f"- {s['title'] or s['url']} — {s['url']}" for s in conversation_sources(turns)]
+    source_lines = [f"- {titled(str(s['title'] or ''), str(s['url']))}" for s in conversation_sources(turns)]
     shown = _fit_lines(source_lines, room - 200)
     if shown:
         lines += ["Sources already read in this conversation (read one again to quote it; files you saved "

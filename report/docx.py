@@ -21,6 +21,7 @@ from report.md_table import Table, table_at
 from report.research import MARK, ResearchReport, SubQuestion, across_languages_note, round_label, summary_line
 from report.sources import RETRACTED, cited_where, claim_text, verdict_label, verdict_mark
 from sources.check import FAILING, claims_line
+from sources.ledger import titled
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
@@ -43,9 +44,12 @@ def render_docx(report: ResearchReport) -> bytes:
     """The .docx file's bytes."""
     doc = Document()
     doc.styles["Normal"].font.size = Pt(10.5)
-    doc.add_heading(clean(f"{report.title()}: {report.question}"), level=0)
+    h = report.heading
+    title = clean(f"{h(report.title())}: {' '.join(report.question.split())}")
+    doc.core_properties.title = title[:255]  # what Word's title bar and a file manager show
+    doc.add_heading(title, level=0)
     if report.partial:
-        _paragraph(doc, f"Partial report: {report.partial}", bold=True)
+        _paragraph(doc, f"{h('Partial report')}: {report.partial}", bold=True)
     _paragraph(doc, summary_line(report), italic=True)
     if report.citations:
         _paragraph(doc, claims_line(report.citations) + (f" · {report.marked} marked {MARK}" if report.marked else ""),
@@ -53,12 +57,12 @@ def render_docx(report: ResearchReport) -> bytes:
     body(doc, report.body)
     _sources(doc, report)
     if report.citations:
-        doc.add_heading("Citations checked", level=1)
+        doc.add_heading(_BAD.sub("", h("Citations checked")), level=1)
         for c in report.citations:
             _citation(doc, c)
         for i, line in enumerate(across_languages_note(report)):
             _plain(doc, line, style="List Bullet" if i else None)
-    doc.add_heading("Research plan", level=1)
+    doc.add_heading(_BAD.sub("", h("Research plan")), level=1)
     for s in report.plan:
         _plan(doc, s)
     for note in report.notes:
@@ -131,22 +135,24 @@ def _table(doc: Any, table: Table) -> None:
 
 
 def _source(s: Mapping[str, Any]) -> str:
-    url, title = str(s.get("url") or ""), " ".join(str(s.get("title") or "").split())
-    return f"{title} — {url}" if title and title != url else url
+    """`Title — URL`, or a document's place alone; without the backticks of a section named by code
+    (`notes.md, § `subscribe(name)``), as report.md shows it."""
+    return titled(str(s.get("title") or ""), str(s.get("url") or "")).replace("`", "")
 
 
 def _sources(doc: Any, report: ResearchReport) -> None:
-    doc.add_heading("Sources", level=1)
+    h = report.heading
+    doc.add_heading(_BAD.sub("", h("Sources")), level=1)
     for s in report.sources:
         _plain(doc, f"[{s['n']}] {_source(s)}")
     if not report.sources:
         _plain(doc, "none cited")
     if report.also_read:
-        _plain(doc, "Also read, not cited:")
+        _plain(doc, f"{h('Also read, not cited')}:")
         for s in report.also_read:
             _plain(doc, _source(s), style="List Bullet")
     if report.not_read:
-        _plain(doc, "Could not be read (never cited):")
+        _plain(doc, f"{h('Could not be read (never cited)')}:")
         for s in report.not_read:
             _plain(doc, f"{_source(s)} — {s.get('error') or 'failed'}", style="List Bullet")
 
@@ -164,7 +170,7 @@ def _citation(doc: Any, c: Mapping[str, Any]) -> None:
     label.bold = True
     if verdict in FAILING:
         label.font.color.rgb = RED
-    p.add_run(_BAD.sub("", f" {where}{claim_text(c)}"))
+    p.add_run(_BAD.sub("", f" {where}") + clean(claim_text(c)))  # the claim's Markdown: a link as text (address)
     if c.get("retracted"):
         mark = p.add_run(_BAD.sub("", f" {RETRACTED}: {c['retracted']}"))
         mark.bold, mark.font.color.rgb = True, RED

@@ -23,6 +23,9 @@ from sources.check import FAILING, claims_line
 REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
 SOURCES_DIR = "sources"  # <run>/sources/<n>.txt: the text source n gave, what its citations were judged against
 MARK = "⚠ unsupported"
+HEADINGS = ("Research report", "Partial research report", "No report: nothing could be read", "Partial report",
+            "Sources", "Also read, not cited", "Could not be read (never cited)", "Citations checked",
+            "Research plan")  # the report's own words a --language report has translated (research/language.py)
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
@@ -61,6 +64,8 @@ class ResearchReport:
     cost: float | None = None
     finished: str = ""
     notes: list[str] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)  # the planner's, writer's, judge's own (--writer-model)
+    labels: dict[str, str] = field(default_factory=dict)  # the report's own headings in --language, by English
 
     def to_json(self) -> dict[str, Any]:
         """As report.json keeps it."""
@@ -81,10 +86,14 @@ class ResearchReport:
         return len({c["claim"] for c in self.citations if c.get("verdict") in FAILING})
 
     def title(self) -> str:
-        """The report's title line (without the question)."""
+        """The report's title line (without the question), in English (heading() gives it in --language)."""
         if self.nothing_read:
             return "No report: nothing could be read"
         return "Partial research report" if self.partial else "Research report"
+
+    def heading(self, english: str) -> str:
+        """One of the report's own headings (HEADINGS) as the report shows it: in --language when it was asked."""
+        return self.labels.get(english) or english
 
 
 def load_report(run_dir: Path) -> ResearchReport | None:
@@ -114,19 +123,20 @@ def prose(text: str) -> str:
 
 def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> str:
     """report.md: title, partial note, the claims line, the sections, Sources, Citations checked, the plan."""
-    lines = [f"# {report.title()}: {prose(report.question)}", ""]
+    h = report.heading
+    lines = [f"# {prose(h(report.title()))}: {prose(report.question)}", ""]
     if report.partial:
-        lines += [f"> **Partial report:** {prose(report.partial)}", ""]
+        lines += [f"> **{prose(h('Partial report'))}:** {prose(report.partial)}", ""]
     lines += [f"_{summary_line(report)}_", ""]
     if report.citations:
         lines += [f"**{claims_line(report.citations)}**" + _marked_note(report), ""]
     lines += [safe_markdown(report.body).strip(), ""]
     lines += _sources_md(report, texts_dir)
     if report.citations:
-        lines += ["## Citations checked", "", *(citation_line(c) for c in report.citations), ""]
+        lines += [f"## {prose(h('Citations checked'))}", "", *(citation_line(c) for c in report.citations), ""]
         if note := across_languages_note(report):
             lines += [f"_{prose(note[0])}_", "", *(f"- {prose(line)}" for line in note[1:]), ""]
-    lines += ["## Research plan", "", *(plan_line(s) for s in report.plan), ""]
+    lines += [f"## {prose(h('Research plan'))}", "", *(plan_line(s) for s in report.plan), ""]
     lines += [prose(n) for n in report.notes] + ([""] if report.notes else [])
     return "\n".join(lines).rstrip() + "\n"
 
@@ -137,9 +147,11 @@ def _marked_note(report: ResearchReport) -> str:
 
 
 def summary_line(report: ResearchReport) -> str:
-    """`<date> · model m · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID`."""
+    """`<date> · model m · writer w · 5 sub-questions (4 answered) · 7 sources · $0.0400 · run ID` (a planner,
+    writer or judge of its own named beside the model)."""
     answered = sum(s.answered for s in report.plan)
     parts = [report.finished, f"model {report.model}" if report.model else "",
+             *(f"{role} {spec}" for role, spec in report.models.items()),
              f"{len(report.plan)} sub-question{'s' if len(report.plan) != 1 else ''} ({answered} answered)"
              + (f" in {rounds(report)} rounds" if rounds(report) > 1 else ""), f"{len(report.sources)} sources cited",
              f"cost {money(report.cost)}", f"run {report.run_id}" if report.run_id else ""]
@@ -147,12 +159,13 @@ def summary_line(report: ResearchReport) -> str:
 
 
 def _sources_md(report: ResearchReport, texts_dir: Path | None) -> list[str]:
-    out = ["## Sources", ""]
+    h = report.heading
+    out = [f"## {prose(h('Sources'))}", ""]
     out += [f"{s['n']}. {md_source(s)}" for s in report.sources] or ["_none cited_"]
     if report.also_read:
-        out += ["", "Also read, not cited:", "", *(f"- {md_source(s)}" for s in report.also_read)]
+        out += ["", f"{prose(h('Also read, not cited'))}:", "", *(f"- {md_source(s)}" for s in report.also_read)]
     if report.not_read:
-        out += ["", "Could not be read (never cited):", "",
+        out += ["", f"{prose(h('Could not be read (never cited)'))}:", "",
                 *(f"- {md_source(s)} — {prose(s.get('error') or 'failed')}" for s in report.not_read)]
     if texts_dir is not None and report.sources:
         out += ["", f"The text each source gave when it was read, which its citations were judged against, is "

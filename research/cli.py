@@ -25,7 +25,7 @@ from research.export import export, report_formats
 from research.language import check_language
 from research.pipeline import Progress, Research
 from research.plan import MOST
-from research.steer import check_depth, plan_only, read_plan_file
+from research.steer import check_depth, other_question, plan_only, read_plan_file
 from research.store import resumable
 from run.console import ConsoleReporter
 from run.files import ReportLock, check_outputs
@@ -93,12 +93,14 @@ def main(argv: list[str], parser: argparse.ArgumentParser, to_settings: Callable
         if not f.is_file():
             raise TaskFileError(f, "no such file (--file)")
     args.sub_questions = read_plan_file(args.plan_file) if args.plan_file else None
+    if args.plan_file and not args.quiet and (warning := other_question(args.plan_file, args.question)):
+        print(terminal_safe(warning), file=sys.stderr)
     if args.estimate:
         print("\n".join(research_estimate(args.breadth, settings, args.depth, args.sub_questions)))
         return EXIT_OK
     if args.plan_only:
         check_outputs(args.output, STDIN, [Task(0, "", "file", file=str(f)) for f in files])
-        return plan_only(settings, args.question, files, args.breadth, args.output, args.language)
+        return plan_only(settings, args.question, files, args.breadth, args.output, args.language, args.argv)
     check_outputs(args.output, STDIN, [Task(0, "", "file", file=str(f)) for f in files])
     store = RunStore.from_settings(settings)
     resume = _resumed(store, args.question) if args.resume else None
@@ -124,7 +126,8 @@ def _research(args: argparse.Namespace, settings: Settings, store: RunStore, fil
             progress = ConsoleProgress(args.quiet, args.verbose, settings.max_run_cost)
             research = Research(settings, args.question, store, files, args.breadth, args.concurrency, progress,
                                 stopper.event, stopper.write_lock, tracing=tracing, output=args.output,
-                                sub_questions=args.sub_questions, depth=args.depth, language=args.language)
+                                sub_questions=args.sub_questions, depth=args.depth, language=args.language,
+                                stopped_by=stopper.by)
             report = research.run(resume)
     finally:
         if tracing is not None:

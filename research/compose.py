@@ -9,13 +9,20 @@ is made up: it says nothing could be read.
 from __future__ import annotations
 
 import contextlib
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core.errors import LLMError, StopRequested
+from core.errors import ContextWindowError, LLMError, StopRequested
+from prompt.tokens import TokenEstimator
+from report.markdown import plural
 from report.research import ResearchReport, SubQuestion
+from report.sources import is_web
+from research.fit import Fitted, fit
+from research.language import with_language
 from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
-from research.repair import bare, failing, mark, repair_prompt, unmarked
+from research.repair import bare, cited_lines, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
 from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations
 from sources.ledger import SourceLedger
@@ -29,6 +36,7 @@ NOTHING_TRIED = ("Nothing was read for this question: the research tried no page
                  "made up.")
 NO_FINDINGS = ("No sub-question's research got to an answer (each one's reason is in the research plan below), "
                "so there is nothing to report; the sources that were read are listed.")
+_PLACE = re.compile(r", (?:p\. |§ |slide |sheet |lines )")  # a passage of --docs: `report.pdf, p. 3` (docindex/)
 
 
 @dataclass
@@ -38,6 +46,7 @@ class Draft:
     body: str = ""
     writer: str | None = None  # why the writer could not write (the findings stand in), or None
     repair: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the writer's window could not hold (research/fit.py)
 
 
 def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], call: Caller | None,
@@ -65,8 +74,9 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
         report.notes.append(f"The writer's revision was refused ({draft.repair['refused']}): the checked draft is "
                             "delivered, with what still fails marked.")
     draft.repair["writer"] = draft.writer
+    report.notes += draft.notes
     body = mark(draft.body, citations, ledger)
-    order = first_use(body, [s.n for s in ledger.read_sources() if s.n is not None])
+    order = first_use(body, {c.n for c in citations if c.n is not None and ledger.number(c.n) is not None})
     final, uncited = renumbered(ledger, order)
     report.body = rewrite_markers(body, order.get)
     report.citations = delivered_citations(report.body, final, citations, order, judge)
@@ -77,24 +87,63 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     return {s.n: s.text for s in final.read_sources() if s.n is not None and s.n in order.values()}
 
 
+def read_line(report: ResearchReport) -> str:
+    """What the research read, for a stopped report's note: `3 sources (2 document passages, 1 web page), listed
+    under Sources`; "" when it read nothing."""
+    read = [str(s.get("url") or "") for s in (*report.sources, *report.also_read)]
+    if not read:
+        return ""
+    kinds = Counter("web page" if is_web(u) else "document passage" if _PLACE.search(u) else "file" for u in read)
+    parts = ", ".join(plural(n, kind) for kind, n in kinds.most_common())
+    return f"{plural(len(read), 'source')} ({parts}), listed under Sources"
+
+
 def write(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, call: Caller | None) -> Draft:
-    """The writer's sections (continued when cut off, else ended at a whole sentence), or the findings."""
+    """The writer's sections (continued when cut off, else ended at a whole sentence), or the findings; the
+    prompt fitted to the writer's window (research/fit.py)."""
     if call is None:
         return Draft(findings_report(findings), "no model call could be made")
-    prompt = write_prompt(question, headers_of(ledger), findings)
     try:
-        text, cut = complete_text(call, [{"role": "user", "content": prompt}], "write")
+        written = _written(question, findings, ledger, call)
     except (LLMError, StopRequested) as exc:
         return Draft(findings_report(findings), f"the writer could not be called ({_why(exc)})")
+    if written is None:
+        return Draft(findings_report(findings), f"the writer's model holds about {call.room('write'):,} tokens of "
+                                                "prompt: not even a sentence of each finding fits in it")
+    text, cut, fitted = written
     text = end_whole(text) if cut else text.strip() + "\n"
     refused = refusal(text, any(MARKER.search(a) for _, a in findings))
     if refused:  # a tool call, `Final Answer: 42`: never delivered in place of the findings
         return Draft(findings_report(findings), f"the writer's reply was refused ({refused})")
-    return Draft(text, None)
+    return Draft(text, None, notes=[fitted.cut] if fitted.cut else [])
+
+
+def _written(question: str, findings: list[tuple[str, str]], ledger: SourceLedger,
+             call: Caller) -> tuple[str, bool, Fitted] | None:
+    """The writer's reply (and whether it is still cut off) to the prompt fitted to its window, once more to the
+    smaller window a refusal names; None when no prompt fits."""
+    while True:
+        fitted = _fitted(question, findings, ledger, call)
+        if fitted is None:
+            return None
+        try:
+            text, cut = complete_text(call, [{"role": "user", "content": write_prompt(
+                question, fitted.headers, fitted.findings)}], "write")
+            return text, cut, fitted
+        except ContextWindowError as exc:
+            if not call.refit("write", exc):  # the window it named leaves no smaller room
+                raise
+
+
+def _fitted(question: str, findings: list[tuple[str, str]], ledger: SourceLedger, call: Caller) -> Fitted | None:
+    """The sources' lines and findings the writer's window holds beside the instructions (research/fit.py)."""
+    fixed = with_language([{"role": "user", "content": write_prompt(question, [], [])}], call.language)[0]
+    return fit(ledger, findings, len(str(fixed["content"])), call.room("write"), call.spec("write"))
 
 
 def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) -> list[Citation]:
     """Check every claim; send the failing ones back to the writer once; the last check's citations."""
+    draft.body = cited_lines(draft.body, ledger)
     citations = check_citations(draft.body, ledger)
     fails = failing(citations, ledger)
     draft.repair = {"checked": len(citations), "failing": [{"claim": f.claim, "verdict": f.verdict} for f in fails],
@@ -103,12 +152,17 @@ def check_and_repair(draft: Draft, ledger: SourceLedger, call: Caller | None) ->
         draft.repair["still_failing"] = draft.repair["failing"]
         return citations
     prompt = repair_prompt(draft.body, fails, headers_of(ledger))
+    if TokenEstimator().text_tokens(prompt) > call.room("repair"):
+        draft.notes.append(f"The failing claims were not sent back to the writer: the report and its failing claims "
+                           f"do not fit in the about {call.room('repair'):,} tokens of prompt its model holds.")
+        draft.repair["still_failing"] = draft.repair["failing"]
+        return citations
     try:
         text, cut = complete_text(call, [{"role": "user", "content": prompt}], "repair")
     except (LLMError, StopRequested) as exc:
         draft.repair.update(still_failing=draft.repair["failing"], error=_why(exc))
         return citations
-    text, draft.repair["sent_back"] = (end_whole(text) if cut else text.strip() + "\n"), True
+    text, draft.repair["sent_back"] = cited_lines(end_whole(text) if cut else text.strip() + "\n", ledger), True
     revised = check_citations(text, ledger)
     refused = refusal(text) or _fewer_supported(revised, citations)
     if refused:  # the checked draft stands: a revision never delivers less than it had

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,11 +29,11 @@ from core.errors import LLMError, LLMFatalError, StopRequested
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.research import write_report
-from report.markdown import TaskRecord
+from report.markdown import TaskRecord, plural
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
-from research.compose import compose, supported
+from research.compose import compose, read_line, supported
 from research.gather import Gather, finished, papers_mode, sub_tasks
-from research.language import note_across_languages
+from research.language import note_across_languages, translated_headings
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
 from research.steer import followup
@@ -46,6 +46,8 @@ from tasks.taskfile import Task
 from tools.mcp import load_specs, mcp_session
 from tools.web.session import web_session
 
+ROLES = (("planner", "plan"), ("writer", "write"), ("judge", "judge"))  # a report names each one's own model
+BY_USER = "the user"  # who stopped a research when nobody says otherwise
 QUIET = ("not started", "stopped")  # statuses whose reason the partial note has already given
 WRITER_TRACE = "writer.jsonl"  # the planning, writing and repair calls, in the run's traces/
 
@@ -95,12 +97,13 @@ class Research:
     sub_questions: list[str] | None = None  # --plan FILE: the plan as given (no planning call)
     depth: int = 1  # rounds: each after the first is planned by a follow-up call on what the last one found
     language: str | None = None  # --language: the plan and the report are written in it
+    stopped_by: Callable[[], str] = lambda: BY_USER  # who set `stop`: `the user (Ctrl-C)`, `a SIGTERM signal` ...
 
     def run(self, resume: Run | None = None) -> ResearchReport:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
         limits = self.limits or RateLimits(self.settings.rpm, self.settings.tpm)  # shared by every role's model
         llm, summary_llm = checked_models(self.settings, self.output, limits)
-        roles = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
+        roles, specs = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
         spec = model_specs(llm)[0]
         budget = RunBudget.from_settings(self.settings, llm)
         run = resume or self.store.create(KIND, " ".join(self.question.split()), replace(self.settings, model=spec))
@@ -110,7 +113,8 @@ class Research:
         self.run_dir, research = run.dir, ResearchRun(run)
         settings = run.apply(self.settings)
         trace = TraceWriter(settings.trace_dir / WRITER_TRACE) if settings.trace_dir else None
-        call = Caller(llm, settings, budget, trace, self.stop, roles=roles, language=self.language)
+        call = Caller(llm, settings, budget, trace, self.stop, roles=roles, specs=specs, language=self.language,
+                      on_notice=self.progress.line)
         try:
             report = self._run(settings, research, call, Gather(settings, llm, summary_llm, spec, research, budget,
                                                                self.tracing, self.stop, self.write_lock))
@@ -129,15 +133,16 @@ class Research:
                    status="stopped" if self.stop.is_set() or capped else "finished")
         return report
 
-    def _roles(self, limits: RateLimits) -> dict[str, Any]:
+    def _roles(self, limits: RateLimits) -> tuple[dict[str, Any], dict[str, str]]:
         """The planning, writing and judging calls' own models, when --planner-model / --writer-model /
-        --judge-model name them."""
-        s, roles = self.settings, {}
-        for spec, purposes in ((s.planner_model, ("plan", "followup")), (s.writer_model, ("write", "repair")),
-                               (s.judge_model, ("judge",))):
-            if (model := role_model(s, spec, limits)) is not None:
+        --judge-model name them, and their names, by purpose."""
+        s, roles, specs = self.settings, {}, {}
+        for spec, purposes in ((s.planner_model, ("plan", "followup")),
+                               (s.writer_model, ("write", "repair", "labels")), (s.judge_model, ("judge",))):
+            if spec and (model := role_model(s, spec, limits)) is not None:
                 roles.update(dict.fromkeys(purposes, model))
-        return roles
+                specs.update(dict.fromkeys(purposes, spec))
+        return roles, specs
 
     def _run(self, settings: Settings, research: ResearchRun, call: Caller, gather: Gather) -> ResearchReport:
         stored = research.plan()
@@ -159,6 +164,9 @@ class Research:
         judge = writer if settings.judge_model else None  # --judge-model: also on the report's claims ("judge" role)
         texts = compose(self.question, plan, found, writer, report, judge)
         note_across_languages(report, texts)
+        if self.language and writer is not None:  # the report's own headings in its language too
+            report.labels = translated_headings(writer, self.language)
+        report.models = {role: call.spec(purpose) for role, purpose in ROLES if purpose in call.specs}
         report.partial = self._partial(plan, gather, report)
         report.cost = _total(list(records.values()), call.cost, spent_before)
         save_rounds(research, self.question, self.files, plan, followed,
@@ -236,10 +244,12 @@ class Research:
 
     def _found(self, sub: SubQuestion, task: Task, record: TaskRecord | None, gather: Gather) -> Found:
         """What the sub-question gave; its line in the plan says how its research went."""
-        if record is None:
-            sub.status = "stopped" if self.stop.is_set() else "not started"
-            sub.error = "stopped by the user" if self.stop.is_set() else _exhausted(gather)
-            return Found(None, [], [])
+        if record is None:  # stopped mid-task, or never started; what a stopped task read is still told
+            read = gather.read.get(task.id, [])
+            sub.status, sub.sources = ("stopped" if self.stop.is_set() else "not started"), len(read)
+            sub.error = (f"after reading {plural(len(read), 'source')}" if read else "before reading anything") \
+                if self.stop.is_set() else _exhausted(gather)  # who stopped it: the partial note says, once
+            return Found(None, read, [])
         f = gather.found(record)
         sub.status, sub.answered, sub.cost, sub.seconds = record.status, f.answer is not None, record.cost, \
             record.seconds
@@ -251,7 +261,9 @@ class Research:
         gave nothing; None when whole."""
         reasons = []
         if self.stop.is_set():
-            reasons.append("the research was stopped by the user")
+            read = read_line(report)
+            reasons.append(f"the research was stopped by {self.stopped_by()}"
+                           + (f" after reading {read}" if read else " before anything was read"))
         if _exhausted(gather):
             reasons.append(str(_exhausted(gather)))
         elif report.repair.get("writer") and not self.stop.is_set():

@@ -46,6 +46,11 @@ Report:
 CONTRADICTED_MARK = "⚠ contradicted"
 _MARKED = re.compile(r"\s*(?:" + re.escape(MARK) + r"(?: \([a-z ]+\))?|" + re.escape(CONTRADICTED_MARK) + ")")
 _CLOSING = re.compile(r"(?P<stop>[.!?][\"”’)]*)(?P<markers>(?:\s*\[[\d,;\s–-]+\])*)\s*$")
+_LEADING = re.compile(r"^(?P<item>\s*(?:[-*+•]|\d{1,2}[.)])\s+)?(?P<marks>(?:\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\]\s*)+)"
+                      r"(?P<rest>.*)$")
+_FIRST_STOP = re.compile(r"[.!?](?=[\"”’)]*(?:\s|$))")
+_HEADING = re.compile(r"^#{1,6}\s")
+_FILLER = " \t-–—:·,;|*_`()"
 PASSAGE = 300  # characters of the cited source's best passage shown with an unsupported claim
 
 
@@ -82,6 +87,51 @@ def _hint(c: Citation, ledger: SourceLedger) -> str:
         return f"[{c.n}] says otherwise: {why}it says: \u201c{said}\u201d"
     return f"{why}no source read states it; [{c.n}] says: \u201c{said}\u201d" if said else \
         f"{why}no source read states it"
+
+
+def cited_lines(text: str, ledger: SourceLedger) -> str:
+    """Every line that cites a source made a claim the check reads, or left out. A line that starts with its
+    `[n]` (`[2] notes.md, § Dredging [3]`, `- [1] The Rhine ...`) is no claim to the check (it reads it as an
+    entry of a source list), yet its numbers would count as cited: with nothing but markers or a source's own
+    line it is left out (and a section it leaves empty goes too); with words of its own its markers move after
+    its first sentence, where the check reads them."""
+    out: list[str] = []
+    dropped = False
+    for line in text.split("\n"):
+        m = _LEADING.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        rest = m.group("rest").strip().lstrip(_FILLER)
+        if _is_source_line(MARKER.sub(" ", rest), ledger):
+            dropped = True
+            continue
+        stop = _FIRST_STOP.search(rest)
+        at = stop.start() if stop is not None else len(rest)
+        out.append(f"{m.group('item') or ''}{rest[:at].rstrip()} {m.group('marks').strip()}{rest[at:]}")
+    return _without_empty_sections(out) if dropped else text
+
+
+def _is_source_line(text: str, ledger: SourceLedger) -> bool:
+    """True for text with no words, or that is (the start of) a source's address or title."""
+    said = " ".join(text.split()).strip(_FILLER)
+    if not re.search(r"\w\w", said):
+        return True
+    cut = said[:-1].rstrip() if said.endswith("…") else None  # `notes.md, § Notes on …`: a name cut short
+    names = (" ".join(name.split()).strip(_FILLER) for s in ledger.sources for name in (s.url, s.title))
+    return any(name and (said.startswith(name) or (cut and name.startswith(cut))) for name in names)
+
+
+def _without_empty_sections(lines: list[str]) -> str:
+    """The lines without a heading whose section holds nothing but blank lines."""
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if _HEADING.match(line):
+            following = next((x for x in lines[i + 1:] if x.strip()), "")
+            if not following or _HEADING.match(following):
+                continue
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept))
 
 
 def unmarked(claim: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from config import Settings
@@ -26,8 +26,10 @@ from research.plan import item_text, parse_plan, plan_prompt
 from research.pool import Found, rewrite_markers
 from research.write import Caller, role_model
 from run.execute import checked_models
+from run.summary import command_line
 
 PLAN_SUFFIX = ".plan.txt"
+PLAN_HEAD = "# Research plan for: "  # the plan file's first line, naming its question
 MAX_FILE_QUESTIONS = 50  # a plan file longer than this is refused (a wrong file, not a plan)
 FINDING_CHARS = 1_500  # of each sub-question's findings shown to the follow-up call
 _NUMBERED = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•])\s+")
@@ -54,7 +56,7 @@ def plan_path(output: Path) -> Path:
 
 def plan_text(question: str, subs: Sequence[str]) -> str:
     """The plan file: a comment naming the question and how to use it, then the numbered sub-questions."""
-    head = (f"# Research plan for: {' '.join(question.split())}\n"
+    head = (f"{PLAN_HEAD}{' '.join(question.split())}\n"
             "# Edit, remove or add sub-questions (one per line), then run:  main.py research \"QUESTION\" --plan "
             "THIS_FILE\n")
     return head + "".join(f"{i}. {q}\n" for i, q in enumerate(subs, start=1))
@@ -81,22 +83,28 @@ def read_plan_file(path: Path) -> list[str]:
 
 
 def make_plan(settings: Settings, question: str, file_names: list[str], breadth: int, language: str | None,
-              output: Path | None = None, limits: RateLimits | None = None) -> tuple[list[str], float | None]:
-    """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails."""
+              output: Path | None = None, limits: RateLimits | None = None,
+              on_notice: Callable[[str], None] | None = None) -> tuple[list[str], float | None]:
+    """One planning call under the settings' caps: (the sub-questions, its cost); LLMError when it fails.
+    `on_notice` hears a slow call's "still waiting" lines."""
     llm, _ = checked_models(settings, output, limits)
-    llm = role_model(settings, settings.planner_model, limits) or llm  # --planner-model plans
-    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language)
+    planner = role_model(settings, settings.planner_model, limits)  # --planner-model plans
+    llm = planner or llm
+    call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language, on_notice=on_notice,
+                  specs={"plan": settings.planner_model} if planner is not None and settings.planner_model else {})
     prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search,
                          papers=settings.papers)
     return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost
 
 
 def plan_only(settings: Settings, question: str, files: list[Path], breadth: int, output: Path,
-              language: str | None) -> int:
-    """`--plan-only`: one planning call, the numbered plan on stdout, written to the plan file (named on stderr);
-    no research, no writer. Exit 0, or 1 when the call failed or gave no sub-question."""
+              language: str | None, argv: list[str]) -> int:
+    """`--plan-only`: one planning call, the numbered plan on stdout, written to the plan file (named on stderr,
+    with the command line that researches it: `argv` with --plan FILE for --plan-only); no research, no writer.
+    Exit 0, or 1 when the call failed or gave no sub-question."""
     try:
-        subs, cost = make_plan(settings, question, [f.name for f in files], breadth, language, output)
+        subs, cost = make_plan(settings, question, [f.name for f in files], breadth, language, output,
+                               on_notice=lambda line: print(terminal_safe(line), file=sys.stderr, flush=True))
     except LLMFatalError:
         raise
     except (LLMError, StopRequested) as exc:
@@ -108,9 +116,29 @@ def plan_only(settings: Settings, question: str, files: list[Path], breadth: int
     path = plan_path(output)
     atomic_write(path, plan_text(question, subs))
     print("Plan:\n" + "\n".join(terminal_safe(f"{i}. {q}", one_line=True) for i, q in enumerate(subs, start=1)))
-    print(terminal_safe(f"plan written to {path} (cost {money(cost)}); edit it, then: main.py research "
-                        f"\"...\" --plan {path}"), file=sys.stderr)
+    then = command_line([a for a in argv if a != "--plan-only"] + ["--plan", str(path)])
+    print(terminal_safe(f"plan written to {path} (cost {money(cost)}); edit it, then: {then}"), file=sys.stderr)
     return 0
+
+
+def planned_for(path: Path) -> str | None:
+    """The question a plan file says it was made for (its `# Research plan for:` line), or None."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            first = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return " ".join(first[len(PLAN_HEAD):].split()) if first.startswith(PLAN_HEAD) else None
+
+
+def other_question(path: Path, question: str) -> str | None:
+    """A warning when the plan file was made for another question than this one (its sub-questions are still
+    researched, for this one), else None."""
+    made_for = planned_for(path)
+    if made_for is None or made_for.casefold() == " ".join(question.split()).casefold():
+        return None
+    return (f"warning: {path} was made for another question (\u201c{made_for}\u201d); its sub-questions are "
+            "researched for this one")
 
 
 def check_depth(depth: int) -> None:

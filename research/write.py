@@ -9,24 +9,29 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent import Event
+from agent import WAIT_NOTICE, Event
 from cache.model import build_model
 from config import Settings
 from core import cancellation
 from core.chat import ChatModel, Completion, Message
-from core.errors import LLMError, StopRequested
+from core.errors import ContextWindowError, LLMError, StopRequested
+from core.notices import heard
 from prompt.repair import echo_of
+from prompt.window import default_budget, refit_budget
 from providers.budget import RunBudget, last_call
 from providers.ratelimit import RateLimits
 from research.language import with_language
 from run.batch import TraceWriter
+from run.console import call_notice
 from sources.check import MARKER
 
 CONTINUATIONS = 2
+DOING = {"plan": "planning", "followup": "planning the next round", "write": "writing the report",
+         "repair": "repairing the report", "judge": "judging the report's claims", "labels": "naming the headings"}
 CUT_NOTE = "*⚠ The writer's reply was cut off here at the model's output limit (--max-tokens); the rest is missing.*"
 CONTINUE = ("Your reply was cut off at the output limit. Continue exactly where it stopped: do not repeat "
             "anything, do not start again.")
@@ -48,7 +53,7 @@ the end (they are added for you)."""
 _SECTION = re.compile(r"^#{1,3} \S", re.MULTILINE)
 _AGENT_STEP = re.compile(r"^[ \t*]*(?:Action|Action Input|Final Answer|Observation)[ \t*]*:",
                          re.MULTILINE | re.IGNORECASE)
-_SENTENCE_END = re.compile(r"""[.!?]["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s|$)""")
+SENTENCE_END = re.compile(r"""[.!?]["”’)]*(?:\s*\[[\d,;\s–-]+\])*(?=\s|$)""")
 
 
 def role_model(settings: Settings, spec: str | None, limits: RateLimits | None) -> ChatModel | None:
@@ -73,7 +78,31 @@ class Caller:
     calls: int = 0
     tokens: int = 0
     roles: dict[str, ChatModel] = field(default_factory=dict)  # a purpose's own model: --planner/--writer-model
+    specs: dict[str, str] = field(default_factory=dict)  # ... and its name (--writer-model gemma)
     language: str | None = None  # --language: each call's reply is asked for in it (research/language.py)
+    on_notice: Callable[[str], None] | None = None  # a slow call's "still waiting" line, a retry, a timeout
+    rooms: dict[str, int] = field(default_factory=dict)  # tokens of prompt each purpose's model holds
+
+    def spec(self, purpose: str) -> str:
+        """The model that makes this purpose's calls, by the name the user gave it."""
+        return self.specs.get(purpose) or str(self.settings.model or getattr(self.llm, "model", ""))
+
+    def room(self, purpose: str) -> int:
+        """Tokens of prompt this purpose's model holds: prompt/window.py's budget for its window (an alias's
+        context_window, a local server's, the price table's), or what a refusal named (refit)."""
+        if purpose not in self.rooms:
+            spec = self.spec(purpose)
+            self.rooms[purpose] = default_budget(replace(self.settings, model=spec), spec)
+        return self.rooms[purpose]
+
+    def refit(self, purpose: str, exc: ContextWindowError) -> bool:
+        """A server refused a prompt over its window and named it: this purpose's room from now on; False when
+        that leaves no smaller room to try again with."""
+        room = refit_budget(exc.window, self.settings.max_tokens) if exc.window else None
+        if room is None or room >= self.room(purpose):
+            return False
+        self.rooms[purpose] = room
+        return True
 
     def __call__(self, messages: list[Message], purpose: str) -> Completion:
         """One call (a cap, a failed call or a stop raises: LLMError or StopRequested)."""
@@ -83,7 +112,8 @@ class Caller:
         llm = self.roles.get(purpose, self.llm)
         model = self.budget.task_models(llm, None)[0] if self.budget is not None else llm
         try:
-            with cancellation.scope(self.settings.task_timeout, stop=self.stop), last_call():
+            with cancellation.scope(self.settings.task_timeout, stop=self.stop), last_call(), \
+                    heard(self._notice(purpose), WAIT_NOTICE):
                 completion = model.complete(messages, max_tokens=self.settings.max_tokens,
                                             temperature=self.settings.temperature)
         except LLMError as exc:
@@ -97,6 +127,16 @@ class Caller:
                 "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                 "finish_reason": completion.finish_reason, "cost": completion.cost, "latency": completion.latency}))
         return completion
+
+    def _notice(self, purpose: str) -> Callable[[str, dict[str, Any]], None]:
+        """What a call of this purpose says while it runs, as `ask` says it: `writing the report · gemma: still
+        waiting for the reply (30 s)`."""
+        def tell(kind: str, data: dict[str, Any]) -> None:
+            event = Event(kind, 0, {"model": self.spec(purpose), **data})
+            notice = call_notice(event) or (str(data.get("warning") or "") if kind == "warning" else "")
+            if notice and self.on_notice is not None:
+                self.on_notice(f"{DOING.get(purpose, purpose)} · {notice}")
+        return tell
 
     def _count(self, c: Completion) -> None:
         self.calls += 1
@@ -116,7 +156,12 @@ def complete_text(call: Caller, messages: list[Message], purpose: str) -> tuple[
     for _ in range(1 + CONTINUATIONS):
         asked: list[Message] = messages if not text else [
             *messages, {"role": "assistant", "content": text}, {"role": "user", "content": CONTINUE}]
-        reply = call(asked, purpose)
+        try:
+            reply = call(asked, purpose)
+        except ContextWindowError:
+            if not text:
+                raise
+            return text, True  # the reply so far leaves the window no room to go on: it ends cut off
         text += reply.text
         if reply.finish_reason != "length":
             return text, False
@@ -125,7 +170,7 @@ def complete_text(call: Caller, messages: list[Message], purpose: str) -> tuple[
 
 def end_whole(text: str) -> str:
     """A cut-off text ended at its last whole sentence (or line), with a note saying it was cut."""
-    ends = list(_SENTENCE_END.finditer(text))
+    ends = list(SENTENCE_END.finditer(text))
     line_end = text.rstrip().rfind("\n")
     cut = max(ends[-1].end() if ends else 0, line_end if line_end > 0 else 0)
     return text[:cut].rstrip() + "\n\n" + CUT_NOTE + "\n"

@@ -29,6 +29,7 @@ from run.estimate import estimate
 from run.stopping import Stopper
 from run.store import RunStore
 from sources.check import FAILING, claims_line
+from sources.ledger import titled
 from telemetry.setup import start_tracing
 
 with contextlib.suppress(ImportError):  # not on every platform
@@ -86,7 +87,8 @@ def answer_text(r: TaskRecord, earlier_sources: bool = False) -> str:
 
 def source_line(s: dict[str, Any], where: str = "") -> str:
     """`[n] title — url` on one line, control characters shown escaped (a page names its own title)."""
-    return terminal_safe(f"[{s.get('n')}] {s.get('title') or s.get('url')} — {s.get('url')}{where}", one_line=True)
+    return terminal_safe(f"[{s.get('n')}] {titled(str(s.get('title') or ''), str(s.get('url')))}{where}",
+                         one_line=True)
 
 
 def _ask_once(conv: Conversation, question: str, files: list[Path], quiet: bool) -> TaskRecord:

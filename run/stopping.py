@@ -49,6 +49,13 @@ class Stopper:
         """True once a stop signal arrived."""
         return self.signum is not None
 
+    def by(self) -> str:
+        """Who stopped the run, as a report says it: `the user (Ctrl-C)`; a SIGTERM comes from elsewhere (a
+        shutdown, `kill`, a service manager or a container's stop), not from the user at the keyboard."""
+        if self.signum in (None, signal.SIGINT):
+            return "the user (Ctrl-C)"
+        return f"a {signal.Signals(self.signum).name} signal (sent by the system or another program, not Ctrl-C)"
+
     @property
     def exit_code(self) -> int:
         """128 + the first signal's number (130 for SIGINT, 143 for SIGTERM)."""

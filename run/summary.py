@@ -48,6 +48,11 @@ def resume_command(argv: list[str] | None) -> str:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--resume" not in args:
         args.append("--resume")
+    return command_line(args)
+
+
+def command_line(args: list[str]) -> str:
+    """`python main.py ARGS` as the shell reads it back (main.py as this run was started)."""
     program = sys.argv[0] if Path(sys.argv[0]).name == "main.py" else "main.py"
     return shlex.join(["python", program, *args])
 

@@ -46,8 +46,14 @@ class Source:
 
     def header(self) -> str:
         """`[n] Title — URL` (a local file: `[n] path`), the line at the head of the observation that read it."""
-        return f"[{self.n}] {self.title} — {self.url}" if self.title and self.title != self.url else \
-            f"[{self.n}] {self.url}"
+        return f"[{self.n}] {titled(self.title, self.url)}"
+
+
+def titled(title: str, url: str) -> str:
+    """`Title — URL`, or the address alone when it has no title of its own (a document's `notes.md, § Notes`):
+    never the address twice."""
+    title = " ".join(title.split())
+    return f"{title} — {url}" if title and title != url else url
 
 
 def placed(url: str) -> str:

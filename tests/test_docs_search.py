@@ -242,6 +242,7 @@ def test_ask_with_docs_answers_from_the_folder_and_lists_the_page(tmp_path: Path
                         env=clean_env(server, AGENT_DOCS=str(docs), AGENT_SEARCH="0"))
     assert proc.returncode == 0, proc.stderr
     assert "38.6 million tonnes" in proc.stdout and "harbour-report.pdf, p. 3" in proc.stdout
+    assert "\n[1] harbour-report.pdf, p. 3\n" in proc.stdout + "\n", proc.stdout  # its place once, not twice
 
 
 def test_a_large_new_folder_is_indexed_over_several_calls_and_says_so(tmp_path: Path,

@@ -222,9 +222,10 @@ def test_ctrl_c_stops_the_research_and_the_report_is_written_from_what_was_found
     assert proc.returncode == 130, err
     report = (tmp_path / "report.md").read_text()
     assert report.startswith("# Partial research report:")
-    assert "> **Partial report:** the research was stopped by the user" in report
+    assert "> **Partial report:** the research was stopped by the user (Ctrl-C) after reading 2 sources (2 web " \
+           "pages), listed under Sources" in report
     assert "The Rhine carried 187 million tonnes of freight in 2022 [1]." in report
-    assert f"2. {PLAN[1]} — **not answered** (stopped: stopped by the user)" in report
+    assert f"2. {PLAN[1]} — **not answered** (stopped: after reading 1 source)" in report
     assert "write" not in w.calls
 
 

@@ -3,6 +3,7 @@ report appears with its verdicts and opens as report.html; over HTTP and in a re
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -28,6 +29,8 @@ from tests.fakes.loopback import LoopbackServer
 from tests.fakes.ui_app import api_call
 from tests.test_report_html_browser import CHROMIUM, launched
 from tests.test_research import BAD, GOOD, MODEL, PLAN, QUESTION, world
+from tests.test_research_stopped import QUESTION as ASKED
+from tests.test_research_stopped import Held, folder, held_world
 
 URL_LINE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 
@@ -43,13 +46,19 @@ class App:
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[App]:
+    with served(tmp_path, world(writer=lambda prompt: BAD, repair=lambda prompt: GOOD)) as a:
+        yield a
+
+
+@contextlib.contextmanager
+def served(tmp_path: Path, w: World, handler: Any = None, **env_extra: str) -> Iterator[App]:
+    """`main.py ui` on a free port, its model and pages the world's (or `handler`'s, which wraps it)."""
     pytest.importorskip("starlette", reason="starlette not installed (requirements-ui.txt)")
-    w = world(writer=lambda prompt: BAD, repair=lambda prompt: GOOD)
-    with LoopbackServer(w) as server:
+    with LoopbackServer(handler or w) as server:
         w.base = server.url
         env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.url + "/v1", "AGENT_MODEL": MODEL,
                "SCRAPE_ALLOW_PRIVATE_URLS": "1", "SCRAPE_HOST_GAP": "0", "AGENT_SEARCH": "0",
-               "AGENT_RUNS_DIR": str(tmp_path / "runs")}
+               "AGENT_RUNS_DIR": str(tmp_path / "runs"), **env_extra}
         proc = subprocess.Popen([sys.executable, str(Path(__file__).parent.parent / "main.py"), "ui", "--port", "0"],
                                 cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         a = App(w)
@@ -177,3 +186,31 @@ def test_the_plan_is_reviewed_edited_and_approved_before_research_and_the_report
         text = "\n".join(p.text for p in docx.Document(io.BytesIO(word.body())).paragraphs)
         assert "Constanța handled 75.6 million tonnes in 2022 [2]." in text and "Danube ports" in text
         assert errors == []
+
+
+def test_stop_while_searching_the_documents_names_what_was_read_and_each_row_says_it_stopped(
+        tmp_path: Path) -> None:
+    w = held_world()
+    held = Held(w)
+    with served(tmp_path, w, held, AGENT_DOCS=str(folder(tmp_path))) as a:
+        boundary = uuid.uuid4().hex
+        body = (f'--{boundary}\r\nContent-Disposition: form-data; name="question"\r\n\r\n{ASKED}\r\n'
+                f"--{boundary}--\r\n").encode()
+        try:
+            key = call(a, "/api/research", body, {"Content-Type": f"multipart/form-data; boundary={boundary}"})[
+                "research"]
+            assert held.arrived.wait(120), "the sub-question never searched the documents"
+            assert call(a, f"/api/research/{key}/stop", b"") == {"stopping": True}
+        finally:
+            held.release.set()
+        stream = call(a, f"/api/research/{key}/events")
+    events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith('data: {"')]
+    rows = [e for e in events if e["type"] == "sub"]
+    assert rows[0]["state"] == "step 1: search_docs"  # while it ran
+    assert rows[-1] == {"type": "sub", "n": 1, "state": "stopped", "done": True, "sources": 1,
+                        "error": "after reading 1 source"}  # after the stop: not the last step it showed
+    report = events[-1]["report"]
+    assert report["title"] == "Partial research report"
+    assert report["partial"].startswith("the research was stopped by the user (Stop in the web app) after reading "
+                                        "1 source (1 document passage), listed under Sources")
+    assert report["also_read"] == [{"url": "harbour-report.pdf, p. 3", "title": ""}]

@@ -31,7 +31,7 @@ from report.docx import render_docx
 from report.html.research import render_html
 from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report
-from research.pipeline import Progress, Research
+from research.pipeline import QUIET, Progress, Research
 from research.plan import MOST
 from research.steer import make_plan
 from run.store import RunStore
@@ -45,6 +45,7 @@ MAX_QUESTION = 20_000  # characters
 MAX_PLAN, MAX_DEPTH = 30, 4  # sub-questions of an approved plan; rounds
 DOWNLOADS = {"pdf": "application/pdf",
              "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+STOP_BUTTON = "the user (Stop in the web app)"
 KEEP_ENDED = 20  # ended researches whose events the app still holds (their reports are in the run store)
 
 
@@ -56,6 +57,13 @@ class ResearchJob(EventFeed, Progress):
         self.key = secrets.token_hex(8)
         self.running = True
         self.stop = threading.Event()
+        self.stopped_by = STOP_BUTTON  # who set `stop`, as the partial report says it
+
+    def stop_now(self, by: str) -> None:
+        """Stop the research (the report is written from what was found), saying who stopped it."""
+        if not self.stop.is_set():
+            self.stopped_by = by
+        self.stop.set()
 
     def push(self, event: dict[str, Any]) -> None:
         """Add an event for the page."""
@@ -90,6 +98,14 @@ class ResearchJob(EventFeed, Progress):
         self.push({"type": "sub", "n": record.index, "state": record.status.replace("_", " "), "done": True,
                    "sources": read, "error": record.error})
 
+    def ended(self, plan: list[SubQuestion]) -> None:
+        """The rows of the sub-questions that ended without a record (stopped mid-task, never started) say so,
+        in place of the last step they showed."""
+        for s in plan:
+            if s.status in QUIET:
+                self.push({"type": "sub", "n": s.n, "state": s.status, "done": True, "sources": s.sources,
+                           "error": s.error})
+
 
 class ResearchHub:
     """The app's research jobs by key; each runs the pipeline in a worker thread."""
@@ -123,7 +139,7 @@ class ResearchHub:
         with self._lock:
             jobs = [j for j in self._jobs.values() if j.running]
         for job in jobs:
-            job.stop.set()
+            job.stop_now("the web app shutting down")
         deadline = time.monotonic() + grace
         for job in jobs:
             job.wait_idle(max(0.0, deadline - time.monotonic()))
@@ -136,9 +152,11 @@ class ResearchHub:
     def _run(self, job: ResearchJob, question: str, files: list[Path], breadth: int, done: Callable[[], None],
              plan: list[str] | None, depth: int) -> None:
         research = Research(self.settings, question, self.store, files, breadth, progress=job, stop=job.stop,
-                            limits=self.limits, tracing=self.tracing, sub_questions=plan, depth=depth)
+                            limits=self.limits, tracing=self.tracing, sub_questions=plan, depth=depth,
+                            stopped_by=lambda: job.stopped_by)
         try:
             report = research.run()
+            job.ended(report.plan)
             job.push({"type": "report", "report": report_json(report), "html": f"/runs/{report.run_id}/report.html",
                       "downloads": {f: f"/api/research/report/{report.run_id}/report.{f}" for f in DOWNLOADS}})
         except (LLMError, ConfigError, ResultsWriteError, OSError) as exc:  # say why, stay up
@@ -228,7 +246,7 @@ class _Routes:
         job = self.hub.get(str(request.path_params["key"]))
         if job is None:
             return _error(404, "no such research running")
-        job.stop.set()
+        job.stop_now(STOP_BUTTON)
         return JSONResponse({"stopping": job.running})
 
 

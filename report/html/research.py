@@ -73,13 +73,15 @@ def rebuild(run_dir: Path, argv: list[str]) -> int:
 
 def render_html(report: ResearchReport, texts_dir: Path | None = None) -> str:
     """The whole self-contained page."""
-    title = f"{report.title()}: {report.question}"
-    partial = f'<p class="partial"><b>Partial report:</b> {esc(report.partial)}</p>' if report.partial else ""
+    h = report.heading
+    title = f"{h(report.title())}: {report.question}"
+    partial = f'<p class="partial"><b>{esc(h("Partial report"))}:</b> {esc(report.partial)}</p>' \
+        if report.partial else ""
     claims = f'<p><b>{esc(claims_line(report.citations))}</b></p>' if report.citations else ""
     body = (f"<h1>{esc(title)}</h1>{partial}<p class=\"meta\">{esc(summary_line(report))}</p>{claims}"
             f'<article class="report">{_body(report.body)}</article>{_sources(report, texts_dir)}'
-            f"{_citations(report.citations)}{_across(report)}"
-            f"<h2>Research plan</h2><ol>{''.join(map(_plan_item, report.plan))}</ol>"
+            f"{_citations(report.citations, h('Citations checked'))}{_across(report)}"
+            f"<h2>{esc(h('Research plan'))}</h2><ol>{''.join(map(_plan_item, report.plan))}</ol>"
             + "".join(f'<p class="meta">{esc(n)}</p>' for n in report.notes))
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -101,12 +103,13 @@ def _body(markdown: str) -> str:
 
 def _sources(report: ResearchReport, texts_dir: Path | None) -> str:
     items = "".join(f'<li id="source-{int(s["n"])}" value="{int(s["n"])}">{_link(s)}</li>' for s in report.sources)
-    html = "<h2>Sources</h2>" + (f"<ol>{items}</ol>" if items else '<p class="meta">none cited</p>')
+    h = report.heading
+    html = f"<h2>{esc(h('Sources'))}</h2>" + (f"<ol>{items}</ol>" if items else '<p class="meta">none cited</p>')
     if report.also_read:
-        html += '<p class="meta">Also read, not cited:</p><ul>' + "".join(
+        html += f'<p class="meta">{esc(h("Also read, not cited"))}:</p><ul>' + "".join(
             f"<li>{_link(s)}</li>" for s in report.also_read) + "</ul>"
     if report.not_read:
-        html += '<p class="meta">Could not be read (never cited):</p><ul>' + "".join(
+        html += f'<p class="meta">{esc(h("Could not be read (never cited)"))}:</p><ul>' + "".join(
             f'<li class="bad">{_link(s)} — {esc(s.get("error") or "failed")}</li>' for s in report.not_read) + "</ul>"
     if texts_dir is not None and report.sources:
         html += ('<p class="meta">The text each source gave when it was read is kept in the run store as '
@@ -123,7 +126,7 @@ def _link(s: Mapping[str, Any]) -> str:
     return link + (f' <span class="meta">{esc(url)}</span>' if title else "")
 
 
-def _citations(citations: list[dict[str, Any]]) -> str:
+def _citations(citations: list[dict[str, Any]], heading: str = "Citations checked") -> str:
     """Each claim with its verdict and the passage of the cited source it was judged against."""
     if not citations:
         return ""
@@ -132,7 +135,7 @@ def _citations(citations: list[dict[str, Any]]) -> str:
         where = cited_where(c) if c.get("n") is not None else str(c.get("url") or "")
         shown = passage_html(c, f"[{c.get('n')}]", PASSAGE_CHARS)
         rows.append(citation_item(c, where, tail=shown))
-    return f"<h2>Citations checked</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+    return f"<h2>{esc(heading)}</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
 
 
 def _across(report: ResearchReport) -> str:

@@ -10,7 +10,8 @@ each sub-question with the ReAct protocol (scrape its pages, answer citing them)
 Which call is which is read from its prompt: the planner asks for "sub-questions", a sub-question's task
 carries "one part of a larger research question", the writer's prompt starts "You write a research report",
 the repair's "Your report below was checked", a follow-up planning call's (--depth) "You follow up a piece of
-research" (answered by `followup`, default "none"), the --judge-model's "You check whether a passage". A reply
+research" (answered by `followup`, default "none"), the --judge-model's "You check whether a passage", --language's
+"You translate the headings" (answered by `labels`, default nothing: the headings stay English). A reply
 may be a str or a full Response (a cut-off one, an error); the benchmark uses the same world with real pages.
 """
 
@@ -30,6 +31,7 @@ MARK_PLAN, MARK_TASK = "Reply with the sub-questions only", "one part of a large
 MARK_WRITE, MARK_REPAIR = "You write a research report", "Your report below was checked"
 MARK_FOLLOWUP = "You follow up a piece of research"
 MARK_JUDGE = "You check whether a passage"  # --judge-model (sources/verify.py)
+MARK_LABELS = "You translate the headings of a research report"  # --language's headings (research/language.py)
 
 
 def page(title: str, body: str) -> Response:
@@ -63,6 +65,7 @@ class World:
     repair: Callable[[str], Reply] | None = None
     followup: Callable[[str], Reply] = lambda prompt: "none"
     judge: Callable[[str], Reply] | None = None  # --judge-model's replies
+    labels: Callable[[str], Reply] = lambda prompt: ""  # --language: the headings translated (none by default)
     base: str = ""
     model: str | None = None  # the model name its replies carry (None: openai_reply's, which has a known price)
     calls: dict[str, int] = field(default_factory=dict)  # plan / task / write / repair / other -> count
@@ -87,7 +90,7 @@ class World:
         kind = ("followup" if first.startswith(MARK_FOLLOWUP) else
                 "plan" if MARK_PLAN in first else "write" if first.startswith(MARK_WRITE) else
                 "repair" if first.startswith(MARK_REPAIR) else "judge" if first.startswith(MARK_JUDGE) else
-                "task" if MARK_TASK in first else "other")
+                "labels" if first.startswith(MARK_LABELS) else "task" if MARK_TASK in first else "other")
         with self._lock:
             self.calls[kind] = self.calls.get(kind, 0) + 1
             self.prompts.setdefault(kind, []).append(first)
@@ -97,6 +100,8 @@ class World:
             return self._task(first, messages)
         if kind == "followup":
             return _response(self.followup(first))
+        if kind == "labels":
+            return _response(self.labels(first))
         if kind == "judge" and self.judge is not None:
             return _response(self.judge(first))
         if kind in ("write", "repair"):

@@ -153,11 +153,13 @@ def text_pdf_bytes(marker: str) -> bytes:
                  b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
 
 
-def pages_pdf_bytes(pages: list[list[str]]) -> bytes:
-    """A PDF with one page per entry, each line of it a line of the page's text layer (Helvetica, 11 pt)."""
+def pages_pdf_bytes(pages: list[list[str]], labels: str = "") -> bytes:
+    """A PDF with one page per entry, each line of it a line of the page's text layer (Helvetica, 11 pt); `labels`
+    the catalog's /PageLabels number tree (`/Nums [0 << /S /r >> 3 << /S /D >>]`: i-iii, then 1, 2, ...)."""
     count = len(pages)
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+    page_labels = f" /PageLabels << {labels} >>".encode() if labels else b""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R%s >>" % page_labels,
                b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids.encode(), count)]
     font = 3 + 2 * count
     for lines in pages:

@@ -8,6 +8,7 @@ from typing import Any
 
 from tools.documents.errors import ConversionError
 
+LABEL_CHARS = 24  # of a page label (a PDF may name its pages anything)
 SCANNED_NOTE = ("This PDF has no text layer (it is probably scanned): use the look tool with page=N "
                 "to read a page as an image.")
 
@@ -49,14 +50,35 @@ def pdf_pages(body: bytes, pages: str | None = None) -> tuple[list[tuple[int, st
     the PDF cannot be read. A page pypdf cannot extract gives a bracketed note instead of its text."""
     reader, count = _open(body)
     numbers = parse_pages(pages, count) if pages else list(range(1, count + 1))
-    out = []
-    for number in numbers:
-        try:
-            text = reader.pages[number - 1].extract_text() or ""
-        except Exception as exc:  # noqa: BLE001 - pypdf raises many types on odd pages; keep the rest
-            text = f"[could not extract text from this page: {exc}]"
-        out.append((number, text.strip()))
-    return out, count
+    return [(number, _page_text(reader, number)) for number in numbers], count
+
+
+def labelled_pages(body: bytes) -> list[tuple[str, str]]:
+    """(the number the page prints, its text) of every page: the PDF's own page labels (`viii`, `8`, `A-3`), as a
+    reader cites a page; ConversionError when the PDF cannot be read."""
+    reader, count = _open(body)
+    return list(zip(page_labels(reader, count), (_page_text(reader, n) for n in range(1, count + 1)), strict=True))
+
+
+def page_labels(reader: Any, count: int) -> list[str]:
+    """Each page's label (pypdf's reading of /PageLabels), its physical number where the PDF gives none; a label
+    several pages share is told apart by its physical number (`1 (PDF page 5)`)."""
+    try:
+        labels = [" ".join(str(label).split())[:LABEL_CHARS] for label in reader.page_labels]
+    except Exception:  # noqa: BLE001 - a broken /PageLabels tree: the physical numbers
+        labels = []
+    if len(labels) != count:
+        labels = [""] * count
+    labels = [label or str(n) for n, label in enumerate(labels, start=1)]
+    repeated = {label for label in labels if labels.count(label) > 1}
+    return [f"{label} (PDF page {n})" if label in repeated else label for n, label in enumerate(labels, start=1)]
+
+
+def _page_text(reader: Any, number: int) -> str:
+    try:
+        return (reader.pages[number - 1].extract_text() or "").strip()
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many types on odd pages; keep the rest
+        return f"[could not extract text from this page: {exc}]"
 
 
 def pdf_text(body: bytes, pages: str | None = None) -> tuple[str, int]:

@@ -14,7 +14,7 @@ from docindex import Unit, Unreadable
 from docindex.passages import PASSAGE_CHARS, line_units, sections
 from tools.documents import office, sheets, text
 from tools.documents.convert import decode_text
-from tools.documents.pdf import pdf_pages
+from tools.documents.pdf import labelled_pages
 
 UNIT_CHARS = 8 * PASSAGE_CHARS  # a section longer than this is cited by part, so a check reads a page's worth
 _SLIDE = re.compile(r"^## Slide (\d+)")
@@ -22,8 +22,7 @@ _SHEET = re.compile(r"^§ Sheet: (.+?) \(\d+ rows x \d+ columns\)")
 
 
 def _pdf(data: bytes) -> list[Unit]:
-    pages, _ = pdf_pages(data)
-    units = [Unit(f"p. {number}", body) for number, body in pages if body.strip()]
+    units = [Unit(f"p. {label}", body) for label, body in labelled_pages(data) if body.strip()]  # as it prints
     if not units:
         raise Unreadable("a PDF with no text layer (scanned?)")
     return units

@@ -45,15 +45,16 @@ function renderReport(box, r, html, downloads){
       return counts[k]+" "+k.replace("_"," ");}).join(", ")+(r.marked?" · "+r.marked+" marked ⚠ unsupported":"")));
   }
   out.appendChild(bodyOf(r.body));
+  if((r.sources||[]).length||(r.also_read||[]).length) out.appendChild(el("h4",null,"Sources"));
   if((r.sources||[]).length){
-    out.appendChild(el("h4",null,"Sources"));
     var ol=el("ol","sources");
-    r.sources.forEach(function(s){
-      var li=el("li"); li.value=s.n; var href=safeHref(s.url);
-      var link=el(href?"a":"span",null,s.title||s.url); if(href){link.href=href; link.rel="noreferrer noopener"; link.target="_blank";}
-      li.appendChild(link); ol.appendChild(li);
-    });
+    r.sources.forEach(function(s){ var li=sourceItem(s); li.value=s.n; ol.appendChild(li); });
     out.appendChild(ol);
+  }
+  if((r.also_read||[]).length){  // read, not cited: a stopped research's sources are here
+    out.appendChild(el("p","meta","Also read, not cited:"));
+    var ul0=el("ul","also-read"); r.also_read.forEach(function(s){ ul0.appendChild(sourceItem(s)); });
+    out.appendChild(ul0);
   }
   if(cited.length){
     out.appendChild(el("h4",null,"Citations checked"));
@@ -73,6 +74,13 @@ function renderReport(box, r, html, downloads){
   });
   out.appendChild(more);
   box.appendChild(out);
+}
+
+// A source as a list item: a link for a web page (never a loopback one), else its title or address as text.
+function sourceItem(s){
+  var li=el("li"), href=safeHref(s.url);
+  var link=el(href?"a":"span",null,s.title||s.url); if(href){link.href=href; link.rel="noreferrer noopener"; link.target="_blank";}
+  li.appendChild(link); return li;
 }
 
 // The writer's Markdown as the page shows it: a `## ` line is a heading, other lines paragraphs; all as text.
