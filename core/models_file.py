@@ -54,6 +54,11 @@ class ModelAlias:
         return f"{self.provider}:{self.model}"
 
     @property
+    def routing(self) -> tuple[str, ...]:
+        """Its fields that send requests, and a key, to a server of the file's choosing (core/trust.py)."""
+        return tuple(name for name in ("base_url", "api_key_env", "headers") if getattr(self, name))
+
+    @property
     def prices(self) -> tuple[float, float] | None:
         """(input, output) USD per million tokens, when the file gives both."""
         if self.input_price is None or self.output_price is None:
