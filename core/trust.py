@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import ConfigError
 from core.files import atomic_write
 from core.text import terminal_safe
 
@@ -59,16 +60,23 @@ def guarded(variable: str) -> str | None:
     return next((why for suffix, why in _SUFFIXES if variable.endswith(suffix)), None)
 
 
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The user's config folder for this project: $XDG_CONFIG_HOME (when absolute) or ~/.config, then its name."""
+def config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The user's config folder for this project: $XDG_CONFIG_HOME (when absolute) or ~/.config, then its name;
+    None when there is no home folder to put it in (never a relative `~`, which a folder could supply)."""
     env = os.environ if environ is None else environ
     base = env.get("XDG_CONFIG_HOME", "")
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / APP_FOLDER
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".config")
+    return Path(base) / APP_FOLDER
 
 
-def store_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the trusted files and their hashes are kept."""
-    return config_dir(environ) / STORE_FILE
+def store_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where the trusted files and their hashes are kept (None: nowhere, nothing is trusted)."""
+    folder = config_dir(environ)
+    return folder / STORE_FILE if folder is not None else None
 
 
 def digest(path: Path) -> str | None:
@@ -91,6 +99,8 @@ class TrustStore:
 
     def entries(self) -> dict[str, dict[str, str]]:
         """Every trusted file; empty when there is no store, or one another account could have written."""
+        if self.path is None:
+            return {}
         try:
             info = self.path.stat()
             data = json.loads(self.path.read_text(encoding="utf-8"))
@@ -128,6 +138,8 @@ class TrustStore:
 
     def _save(self, files: dict[str, dict[str, str]]) -> None:
         """Written 0600 in a 0700 folder: created here, by `main.py trust`, never when settings are read."""
+        if self.path is None:
+            raise ConfigError("no home folder to keep the trusted files in: set HOME or XDG_CONFIG_HOME")
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
             self.path.parent.chmod(0o700)
@@ -137,8 +149,8 @@ class TrustStore:
 
 def always_trusted(file: Path, project_root: Path, environ: Mapping[str, str] | None = None) -> bool:
     """A file directly in the project's own folder or in the user's config folder for it."""
-    parent = file.resolve().parent
-    return parent in (project_root.resolve(), config_dir(environ).resolve())
+    parent, config = file.resolve().parent, config_dir(environ)
+    return parent == project_root.resolve() or (config is not None and parent == config.resolve())
 
 
 def file_state(file: Path, project_root: Path, store: TrustStore | None = None) -> str:

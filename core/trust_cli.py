@@ -70,7 +70,7 @@ def trust(target: Path, store: TrustStore) -> int:
     lines = [f"trusted {_shown(f.resolve())}: {_shown(what_applies(f))}" for f in files]
     store.add(files, target)
     print("\n".join(lines))
-    print(f"(kept in {_shown(store.path)}; a change to a file asks again; undo: main.py trust --forget "
+    print(f"(kept in {_shown(store.path or '')}; a change to a file asks again; undo: main.py trust --forget "
           f"{_shown(target)})")
     return 0
 
@@ -78,9 +78,11 @@ def trust(target: Path, store: TrustStore) -> int:
 def listing(store: TrustStore, project_root: Path) -> int:
     """Every trusted file, with whether it is unchanged, and the folders always trusted."""
     entries = store.entries()
-    print(f"always trusted: the files directly in {_shown(project_root)} and {_shown(config_dir())}")
+    config = config_dir()
+    also = f" and {_shown(config)}" if config else ""
+    print(f"always trusted: the files directly in {_shown(project_root)}{also}")
     if not entries:
-        print(f"no other file is trusted ({_shown(store.path)})")
+        print(f"no other file is trusted ({_shown(store.path or 'no home folder: nothing can be')})")
     for path in sorted(entries):
         state = {"trusted": "unchanged", "changed": "changed since trusted: asks again"}[store.state(Path(path))] \
             if Path(path).is_file() else "gone"
@@ -91,7 +93,7 @@ def listing(store: TrustStore, project_root: Path) -> int:
 def main(argv: list[str], project_root: Path) -> int:
     """Run `trust`: 0 when done (ConfigError, exit 2, for a folder with nothing to trust)."""
     args = parser().parse_args(argv)
-    store = TrustStore(store_path())
+    store = TrustStore(store_path())  # without a home folder nothing is trusted, and `trust` says so
     if args.list:
         return listing(store, project_root)
     target = args.path.expanduser().resolve()
