@@ -84,8 +84,9 @@ def check_packages() -> list[Check]:
 
 
 def check_keys(settings: Any, needs: dict[str, list[str]]) -> list[Check]:
-    """The key of each chosen model (whether it is set, never its characters; `needs`: run/model_checks.key_needs), then any other provider key
-    that is set. A key no chosen model sends is never asked for (an alias with its own key, a local server)."""
+    """The key of each chosen model (`needs`: run/model_checks.key_needs), then any other provider key that is
+    set: its variable and whether it is set, never its characters. A key no chosen model sends is never asked
+    for (an alias with its own key, a local server)."""
     rows = []
     for var in dict.fromkeys([*needs, *KEY_ENV.values()]):
         key, users = key_value(settings, var), needs.get(var)
