@@ -15,7 +15,7 @@ from core.envfile import dotenv_layer, find_dotenv_file
 from core.errors import ConfigError
 from core.models_file import ModelAlias, models_file_path, read_models_file
 from core.search_settings import check_search
-from core.trust import LeftOut, file_state, notice, tell_once
+from core.trust import LeftOut, chosen, file_state, notice, tell_once
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -315,12 +315,6 @@ def project_version() -> str:
         return str(tomllib.load(f)["project"]["version"])
 
 
-def _chosen(variable: str, environ: Mapping[str, str]) -> bool:
-    """A file the environment names by an absolute path (AGENT_ENV_FILE, AGENT_MODELS_FILE): the user's own
-    choice, trusted as the environment is; a relative one is judged like a file found in the folder."""
-    return os.path.isabs(environ.get(variable, ""))
-
-
 def load_settings(
     cli: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -330,7 +324,7 @@ def load_settings(
     file of a folder the user has not trusted may not set is left out, with one line on stderr (core/trust.py)."""
     env = {k: v for k, v in (os.environ if environ is None else environ).items() if v != ""}
     path = env_file or find_dotenv_file(PROJECT_ROOT)
-    state = "trusted" if env_file is None and _chosen("AGENT_ENV_FILE", os.environ) else file_state(path, PROJECT_ROOT)
+    state = "trusted" if env_file is None and chosen("AGENT_ENV_FILE", os.environ) else file_state(path, PROJECT_ROOT)
     dotenv, left = dotenv_layer(path, state)
     layered = {**dotenv, **env}
     values: dict[str, Any] = {}
@@ -350,7 +344,7 @@ def load_settings(
             raise ConfigError(f"unknown setting {key!r}", key)
         if value is not None and value != ():
             values[key], origins[key] = value, _FLAGS.get(key, "a flag")
-    values.update(_providers(values, layered, _chosen("AGENT_MODELS_FILE", env), left))
+    values.update(_providers(values, layered, chosen("AGENT_MODELS_FILE", env), left))
     tell_once(notice(left))
     settings = Settings(**values, origins=tuple(sorted(origins.items())))
     _validate(settings)

@@ -147,6 +147,12 @@ class TrustStore:
                      mode=0o600)
 
 
+def chosen(variable: str, environ: Mapping[str, str]) -> bool:
+    """A file the environment names by an absolute path (AGENT_ENV_FILE, AGENT_MODELS_FILE): the user's own
+    choice, trusted as the environment is; a relative one is judged like a file found in the folder."""
+    return os.path.isabs(environ.get(variable, ""))
+
+
 def always_trusted(file: Path, project_root: Path, environ: Mapping[str, str] | None = None) -> bool:
     """A file directly in the project's own folder or in the user's config folder for it."""
     parent, config = file.resolve().parent, config_dir(environ)
