@@ -135,10 +135,10 @@ def check_papers(settings: Any, offline: bool) -> Check:
     if not settings.search or settings.papers == "off":
         return Check("papers", OK, "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0): tasks get no search_papers tool")
     services = SearchPapersTool(settings).services
-    how = {"openalex": (f"OPENALEX_API_KEY {mask(settings.openalex_api_key)}" if settings.openalex_api_key else
+    how = {"openalex": (f"OPENALEX_API_KEY {key_state(settings.openalex_api_key)}" if settings.openalex_api_key else
                         "no OPENALEX_API_KEY: a small daily allowance")
                        + (f", mailto {settings.openalex_mailto}" if settings.openalex_mailto else ""),
-           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {mask(settings.semantic_scholar_api_key)}"
+           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {key_state(settings.semantic_scholar_api_key)}"
                                if settings.semantic_scholar_api_key else "no key: the shared pool",
            "crossref": f"mailto {settings.crossref_mailto}" if settings.crossref_mailto else "no CROSSREF_MAILTO"}
     order = " → ".join(f"{s.label} ({how[s.name]})" for s in services)
