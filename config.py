@@ -13,7 +13,7 @@ from typing import Any
 
 from core.envfile import dotenv_layer, find_dotenv_file
 from core.errors import ConfigError
-from core.models_file import ModelAlias, models_file_path, read_models_file
+from core.models_file import ModelAlias, models_file_path, models_layer
 from core.search_settings import check_search
 from core.trust import LeftOut, chosen, file_state, notice, tell_once
 from core.values import comma_list, entries, number, parse_bool, paths, whole
@@ -356,17 +356,13 @@ _PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
 _PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
 
 
-def _providers(values: dict[str, Any], layered: Mapping[str, str], chosen: bool,
+def _providers(values: dict[str, Any], layered: Mapping[str, str], by_user: bool,
                left: list[LeftOut]) -> dict[str, Any]:
     """The models file's aliases and the provider variables (the keys its aliases name among them). An untrusted
     models file's aliases that would send a key to a server of its choosing are left out, noted in `left`."""
     path = values.get("models_file") or models_file_path(None)
-    aliases = read_models_file(path) if path is not None else ()
-    state = "trusted" if path is None or chosen else file_state(path, PROJECT_ROOT)
-    if path is not None and state != "trusted":
-        left.append(LeftOut(path, tuple(f"alias {a.name} ({', '.join(a.routing)})" for a in aliases if a.routing),
-                            state))
-        aliases = tuple(a for a in aliases if not a.routing)
+    aliases, out = models_layer(path, "trusted" if by_user else file_state(path, PROJECT_ROOT)) if path else ((), [])
+    left += out
     named = {a.api_key_env for a in aliases if a.api_key_env}
     keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in named))
     urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
