@@ -45,7 +45,8 @@ _EXACT = {
     "AGENT_WORKSPACE": FOLDERS, "AGENT_DOCS": FOLDERS,
 }
 # Rules by the name's start or end, so that a variable added later is judged without being listed here.
-_PREFIXES = (("AGENT_MCP_", RUNS), ("AGENT_SANDBOX", CONFINES), ("PYTHON_TOOL_", CONFINES))
+_PREFIXES = (("AGENT_MCP_", RUNS), ("AGENT_SANDBOX", CONFINES), ("PYTHON_TOOL_", CONFINES),
+             ("AGENT_DOC_", CONFINES))  # the document converter's child: its memory and time
 _SUFFIXES = (("_URL", ROUTES), ("_URLS", ROUTES), ("_ENDPOINT", ROUTES), ("_HEADERS", ROUTES),
              ("_ADDRESS", ROUTES), ("_HOST", ROUTES), ("_PROXY", ROUTES), ("_DIR", FOLDERS), ("_DIRS", FOLDERS))
 

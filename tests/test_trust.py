@@ -130,7 +130,7 @@ def test_variables_added_later_are_judged_by_their_name() -> None:
 
     for variable in ("OPENALEX_BASE_URL", "SEMANTIC_SCHOLAR_BASE_URL", "CROSSREF_BASE_URL", "AZURE_OPENAI_ENDPOINT",
                      "OTEL_EXPORTER_OTLP_HEADERS", "RAY_ADDRESS", "AGENT_MCP_TOKEN", "PYTHON_TOOL_NPROC",
-                     "AGENT_RUNS_DIR"):
+                     "AGENT_RUNS_DIR", "AGENT_DOC_MEMORY_MB"):
         assert guarded(variable), variable
     for variable in ("AGENT_MODEL", "OPENAI_API_KEY", "AGENT_MAX_COST", "AGENT_MAX_STEPS", "AGENT_MODELS_FILE"):
         assert guarded(variable) is None, variable
