@@ -47,7 +47,16 @@ from prompt.window import refit_budget
 from providers.budget import charge_tool_call, last_call, tool_budget
 from sources.check import check_citations
 from sources.verify import verify_citations
-from tools.base import Tool, ToolArgumentsError, ToolOutput, ToolRegistry, UnknownToolError, call_reads, error_output
+from tools.base import (
+    Tool,
+    ToolArgumentsError,
+    ToolOutput,
+    ToolRegistry,
+    UnknownToolError,
+    call_reads,
+    error_output,
+    redacted,
+)
 from tools.call_deadline import call_deadline, run_tool
 from tools.notes import Notes, NotesTool
 
@@ -66,7 +75,7 @@ class ReActAgent:
                  max_tokens: int | None = None, temperature: float | None = None,
                  on_event: Callable[[Event], None] | None = None, tool_timeout: float | None = None,
                  clock: Callable[[], float] = time.monotonic, verify_claims: bool = False,
-                 judge: Callable[[], ChatModel] | None = None) -> None:
+                 judge: Callable[[], ChatModel] | None = None, redact: Callable[[str], str] | None = None) -> None:
         self.llm = llm
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or [])
         self.max_steps, self.max_format_errors, self.time_limit = max_steps, max_format_errors, time_limit
@@ -75,6 +84,7 @@ class ReActAgent:
         self.on_event, self.clock, self.tool_timeout = on_event, clock, tool_timeout
         self.verify_claims = verify_claims  # --verify-claims model: the task's model also judges cited claims
         self.judge = judge  # --judge-model: builds the model that does (under the task's caps) instead
+        self.redact = redact  # configured keys out of what tools read, before the model, events and traces see it
 
     def register_tool(self, tool: Tool) -> Tool:
         """Add a tool this agent may call."""
@@ -189,6 +199,7 @@ class _Run:
             output, step.error = error_output(exc), "tool"
         except Exception as exc:  # a tool bug must not end the task: the model sees it and goes on
             output, step.error = ToolOutput(f"Error: {type(exc).__name__}: {exc}"), "tool"
+        output = redacted(output, self.agent.redact) if self.agent.redact else output
         step.failures = list(output.failures)
         if output.text.startswith("Error:"):
             step.error = "tool"  # also a failure the tool wrote as text (search's DNS error): listed under the task

@@ -15,6 +15,7 @@ from typing import Any
 from cache.cli import describe
 from config import load_settings
 from core.errors import ConfigError
+from core.secrets import SecretRedactor
 from main import apply_base_url
 from providers.registry import KEY_ENV
 from report.markdown import plural
@@ -53,11 +54,9 @@ REQUIRED = [("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "
 # file installs, the file, what it adds). Only what a requirements file names is ever recommended.
 OPTIONAL = [("starlette", "requirements-ui.txt", "main.py ui, the local web app"),
             ("ray", "requirements-ray.txt", "--executor ray, tasks on a Ray cluster")]
-def mask(key: str | None) -> str:
-    """A key shown safely: its first 3 and last 4 characters."""
-    if not key:
-        return "not set"
-    return key[:3] + "…" + key[-4:] if len(key) > 10 else "set (short)"
+def key_state(key: str | None) -> str:
+    """Whether a key is set: never any of its characters (a screenshot or a pasted log keeps them)."""
+    return "set" if key else "not set"
 
 
 def check_python() -> Check:
@@ -85,16 +84,17 @@ def check_packages() -> list[Check]:
 
 
 def check_keys(settings: Any, needs: dict[str, list[str]]) -> list[Check]:
-    """The key of each chosen model (masked; `needs`: run/model_checks.key_needs), then any other provider key
-    that is set. A key no chosen model sends is never asked for (an alias with its own key, a local server)."""
+    """The key of each chosen model (`needs`: run/model_checks.key_needs), then any other provider key that is
+    set: its variable and whether it is set, never its characters. A key no chosen model sends is never asked
+    for (an alias with its own key, a local server)."""
     rows = []
     for var in dict.fromkeys([*needs, *KEY_ENV.values()]):
         key, users = key_value(settings, var), needs.get(var)
         if users:
-            rows.append(Check(f"key {var}", OK if key else FAIL, f"{mask(key)} (for {', '.join(users)})",
+            rows.append(Check(f"key {var}", OK if key else FAIL, f"{key_state(key)} (for {', '.join(users)})",
                               "" if key else f"set {var} in the environment or a .env file"))
         elif key:
-            rows.append(Check(f"key {var}", OK, f"{mask(key)} (no chosen model uses it)"))
+            rows.append(Check(f"key {var}", OK, f"{key_state(key)} (no chosen model uses it)"))
     return rows
 
 
@@ -106,7 +106,7 @@ def check_search(settings: Any, offline: bool) -> Check:
         return Check("search", OK, "turned off (AGENT_SEARCH=0): tasks get no search tool")
     keys = {"serper": settings.serper_api_key, "brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
     backends = SearchTool(settings).backends
-    order = "order " + " → ".join(b.label + (f" ({b.name.upper()}_API_KEY {mask(keys[b.name])})" if keys.get(
+    order = "order " + " → ".join(b.label + (f" ({b.name.upper()}_API_KEY {key_state(keys[b.name])})" if keys.get(
         b.name) else "") for b in backends)
     if offline:
         return Check("search", OK, order + "; not contacted (--offline)")
@@ -135,10 +135,10 @@ def check_papers(settings: Any, offline: bool) -> Check:
     if not settings.search or settings.papers == "off":
         return Check("papers", OK, "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0): tasks get no search_papers tool")
     services = SearchPapersTool(settings).services
-    how = {"openalex": (f"OPENALEX_API_KEY {mask(settings.openalex_api_key)}" if settings.openalex_api_key else
+    how = {"openalex": (f"OPENALEX_API_KEY {key_state(settings.openalex_api_key)}" if settings.openalex_api_key else
                         "no OPENALEX_API_KEY: a small daily allowance")
                        + (f", mailto {settings.openalex_mailto}" if settings.openalex_mailto else ""),
-           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {mask(settings.semantic_scholar_api_key)}"
+           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {key_state(settings.semantic_scholar_api_key)}"
                                if settings.semantic_scholar_api_key else "no key: the shared pool",
            "crossref": f"mailto {settings.crossref_mailto}" if settings.crossref_mailto else "no CROSSREF_MAILTO"}
     order = " → ".join(f"{s.label} ({how[s.name]})" for s in services)
@@ -185,7 +185,9 @@ def check_sandbox(settings: Any, scratch: Path) -> Check:
     """Which sandbox the python tool gets, and a live probe: a child tries a planted file and a socket."""
     contained, detail = summary(run_probe(settings, scratch))
     if settings.sandbox == "none" or settings.python_network:
-        return Check("sandbox", WARN, detail, "unset AGENT_SANDBOX / AGENT_PYTHON_NETWORK to confine model code")
+        where = f" (AGENT_SANDBOX=none is from {settings.origin('sandbox')})" if settings.sandbox == "none" else ""
+        return Check("sandbox", WARN, detail,
+                     f"unset AGENT_SANDBOX / AGENT_PYTHON_NETWORK to confine model code{where}")
     return Check("sandbox", OK if contained else WARN, detail,
                  "" if contained else "install bubblewrap or use a kernel with Landlock (see docs/security.md)")
 
@@ -304,13 +306,14 @@ def check_attachments(settings: Any) -> list[Check]:
     return [Check(c.name, OK if c.ok else WARN, c.detail, c.fix) for c in attachment_capabilities(settings)]
 
 
-def print_table(checks: list[Check]) -> None:
-    """Print the checks as an aligned table with fixes under failures and warnings."""
+def print_table(checks: list[Check], redact: Callable[[str], str] = str) -> None:
+    """Print the checks as an aligned table with fixes under failures and warnings; `redact` takes configured keys
+    out of what a provider, a search backend or an MCP server said."""
     width = max(len(c.name) for c in checks)
     for c in checks:
-        print(f" {c.mark}  {c.name.ljust(width)}  {c.detail}")
+        print(f" {c.mark}  {c.name.ljust(width)}  {redact(c.detail)}")
         if c.fix and c.mark != OK:
-            print(f"    {' ' * width}  → {c.fix}")
+            print(f"    {' ' * width}  → {redact(c.fix)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f" {FAIL}  configuration  {exc}")
         return 1
     checks = run_checks(settings, args.offline)
-    print_table(checks)
+    print_table(checks, SecretRedactor.of(settings))
     failed = sum(c.mark == FAIL for c in checks)
     print(f"\n{'Not ready' if failed else 'Ready'}: {tally(checks)}.")
     return 0 if not failed else 1

@@ -11,10 +11,11 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from core.envfile import read_dotenv
+from core.envfile import dotenv_layer, find_dotenv_file
 from core.errors import ConfigError
-from core.models_file import ModelAlias, models_file_path, read_models_file
+from core.models_file import ModelAlias, models_file_path, models_layer
 from core.search_settings import check_search
+from core.trust import LeftOut, chosen, file_state, notice, tell_once
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -281,6 +282,11 @@ class Settings:
     otel_disabled: bool = False  # OTEL_SDK_DISABLED=true: no export even with an endpoint
     executor: str = "threads"  # threads: tasks run here; ray: each task is a Ray task (run/ray_executor.py)
     ray_address: str | None = None  # the cluster to join (auto: the running one); None: start a local one
+    origins: tuple[tuple[str, str], ...] = ()  # field -> where it was set: its flag, the environment, a .env
+
+    def origin(self, name: str) -> str:
+        """Where a setting came from: its flag (`--sandbox`), `the environment`, a .env's path, or `the default`."""
+        return dict(self.origins).get(name, "the default")
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """Return a copy with the given fields replaced; None values are ignored."""
@@ -309,40 +315,38 @@ def project_version() -> str:
         return str(tomllib.load(f)["project"]["version"])
 
 
-def find_dotenv_file() -> Path:
-    """AGENT_ENV_FILE if set, else the .env in the current directory, else the one beside this project."""
-    if os.environ.get("AGENT_ENV_FILE"):
-        return Path(os.environ["AGENT_ENV_FILE"])
-    here = Path.cwd() / ".env"
-    return here if here.is_file() else PROJECT_ROOT / ".env"
-
-
 def load_settings(
     cli: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     env_file: Path | None = None,
 ) -> Settings:
-    """Build Settings: defaults < .env < environment < CLI flags (None flags are ignored)."""
-    layered: dict[str, str] = dict(read_dotenv(env_file if env_file else find_dotenv_file()))
-    layered.update({k: v for k, v in (os.environ if environ is None else environ).items() if v != ""})
+    """Build Settings: defaults < .env < environment < CLI flags (None flags are ignored). What a .env or models
+    file of a folder the user has not trusted may not set is left out, with one line on stderr (core/trust.py)."""
+    env = {k: v for k, v in (os.environ if environ is None else environ).items() if v != ""}
+    path = env_file or find_dotenv_file(PROJECT_ROOT)
+    state = "trusted" if env_file is None and chosen("AGENT_ENV_FILE", os.environ) else file_state(path, PROJECT_ROOT)
+    dotenv, left = dotenv_layer(path, state)
+    layered = {**dotenv, **env}
     values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for name, variables, parse in _ENV:
-        for var in variables:
-            if var in layered:
-                try:
-                    values[name] = parse(layered[var])
-                except ValueError as exc:
-                    raise ConfigError(f"{var}={layered[var]!r} is not valid for {setting_name(name)}: {exc}",
-                                      var) from exc
-                break
+        var = next((v for v in variables if v in layered), None)
+        if var is None:
+            continue
+        try:
+            values[name] = parse(layered[var])
+        except ValueError as exc:
+            raise ConfigError(f"{var}={layered[var]!r} is not valid for {setting_name(name)}: {exc}", var) from exc
+        origins[name] = "the environment" if var in env else str(path)
     known = {f.name for f in fields(Settings)}
     for key, value in (cli or {}).items():
         if key not in known:
             raise ConfigError(f"unknown setting {key!r}", key)
         if value is not None and value != ():
-            values[key] = value
-    values.update(_providers(values, layered))
-    settings = Settings(**values)
+            values[key], origins[key] = value, _FLAGS.get(key, "a flag")
+    values.update(_providers(values, layered, chosen("AGENT_MODELS_FILE", env), left))
+    tell_once(notice(left))
+    settings = Settings(**values, origins=tuple(sorted(origins.items())))
     _validate(settings)
     return settings
 
@@ -352,10 +356,13 @@ _PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
 _PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
 
 
-def _providers(values: dict[str, Any], layered: Mapping[str, str]) -> dict[str, Any]:
-    """The models file's aliases and the provider variables (the keys its aliases name among them)."""
+def _providers(values: dict[str, Any], layered: Mapping[str, str], by_user: bool,
+               left: list[LeftOut]) -> dict[str, Any]:
+    """The models file's aliases and the provider variables (the keys its aliases name among them). An untrusted
+    models file's aliases that would send a key to a server of its choosing are left out, noted in `left`."""
     path = values.get("models_file") or models_file_path(None)
-    aliases = read_models_file(path) if path is not None else ()
+    aliases, out = models_layer(path, "trusted" if by_user else file_state(path, PROJECT_ROOT)) if path else ((), [])
+    left += out
     named = {a.api_key_env for a in aliases if a.api_key_env}
     keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in named))
     urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))

@@ -21,6 +21,7 @@ from core.errors import (
     TaskDeadlineExceeded,
 )
 from core.notices import tell
+from core.secrets import SecretRedactor
 from providers.breaker import ModelBreaker
 from providers.common import Backend, ChatRequest, QuotaExhaustedError, TransientError, UnsupportedParameterError
 from providers.context_window import dropped_prompt_warning, kept_default_max_tokens, local_window, reply_tokens
@@ -151,6 +152,7 @@ class LLMInterface:
         self._breaker = ModelBreaker()  # per run: exhausted or persistently failing models are skipped
         self._prices = settings_prices(settings)
         self._warned: set[str] = set()  # models whose server was seen dropping part of the prompt
+        self._redact = SecretRedactor.of(settings)  # a provider's error that echoes a key never shows it
 
     @classmethod
     def from_spec(cls, spec: str, settings: Settings, *, fallbacks: Sequence[str] = (),
@@ -332,7 +334,11 @@ class LLMInterface:
         while True:
             omit = self._rejected.get(backend.spec)
             try:
-                return backend.complete(replace(request, omit=omit))
+                try:
+                    return backend.complete(replace(request, omit=omit))
+                except LLMError as exc:  # no configured key in its text before it is retried, told, stored or traced
+                    self._redact.error(exc)
+                    raise
             except ContextWindowError as exc:
                 # The prompt fits, only the reply budget did not (vLLM): once more within the window it named.
                 if refitted or not (exc.window and exc.prompt_tokens and exc.prompt_tokens < exc.window):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from config import flag_variables, load_settings, project_version
+from config import PROJECT_ROOT, flag_variables, load_settings, project_version
 from core.chat import split_spec
 from core.cli import ArgumentParser, close_word
 from core.errors import ConfigError, LLMFatalError, OutputError, ResultsWriteError, TaskFileError
@@ -104,12 +104,20 @@ def _docs(argv: list[str]) -> int:
     return guarded(lambda: docs(argv))
 
 
+def _trust(argv: list[str]) -> int:
+    """`main.py trust [DIR]`, `--list`, `--forget`: let a folder's .env and models.toml set everything."""
+    from core.trust_cli import main as trust  # start-up: only this command needs it
+
+    return guarded(lambda: trust(argv, PROJECT_ROOT))
+
+
 # `python main.py NAME ...` runs another command: function(argv) -> exit code.
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {"report": _report, "serve-mcp": _serve_mcp, "cache": _cache,
                                                       "ask": _ask, "chat": _chat, "runs": _runs}
 SUBCOMMANDS["ui"] = _ui
 SUBCOMMANDS["research"] = _research
 SUBCOMMANDS["docs"] = _docs
+SUBCOMMANDS["trust"] = _trust
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="main.py", description="Run research tasks through a ReAct agent and write a Markdown report "
                                     "(and results.html). Other commands: ask, chat, research, docs, runs, "
-                                    "report, cache, serve-mcp, ui.",
+                                    "report, cache, serve-mcp, ui, trust.",
         epilog="Settings also come from the environment and .env (see .env.example); flags win.")
     p.variables = flag_variables()  # a bad value's error names the flag and its variable
     p.add_argument("--version", action="version", version=f"%(prog)s {project_version()}")

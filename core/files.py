@@ -9,19 +9,23 @@ import stat
 from pathlib import Path
 
 
-def atomic_write(path: Path, text: str | bytes) -> None:
+def atomic_write(path: Path, text: str | bytes, mode: int | None = None) -> None:
     """Write text (UTF-8) or bytes to path through a temp file and a rename, so readers never see half a file.
 
-    A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's.
+    A symlink is written through to its target; an existing file keeps its mode, a new one gets the umask's
+    (or `mode`, when given, whatever it had: 0o600 for a file only its owner may read).
     Stale temp files (`.NAME.XXXXXXXX.tmp`, left by a killed process) are run/files.py's to remove.
     """
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
     try:
-        with contextlib.suppress(FileNotFoundError):
-            os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
+        if mode is not None:
+            os.fchmod(fd, mode)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8") if isinstance(text, str) else text)
             f.flush()

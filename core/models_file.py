@@ -26,6 +26,7 @@ from typing import Any
 
 from core.chat import PROVIDERS
 from core.errors import ConfigError
+from core.trust import LeftOut
 
 DEFAULT_FILE = "models.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -54,6 +55,11 @@ class ModelAlias:
         return f"{self.provider}:{self.model}"
 
     @property
+    def routing(self) -> tuple[str, ...]:
+        """Its fields that send requests, and a key, to a server of the file's choosing (core/trust.py)."""
+        return tuple(name for name in ("base_url", "api_key_env", "headers") if getattr(self, name))
+
+    @property
     def prices(self) -> tuple[float, float] | None:
         """(input, output) USD per million tokens, when the file gives both."""
         if self.input_price is None or self.output_price is None:
@@ -78,6 +84,16 @@ def read_models_file(path: Path) -> tuple[ModelAlias, ...]:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"models file {path}: not valid TOML ({str(exc).splitlines()[0]})", "models_file") from exc
     return tuple(_alias(path, name, table) for name, table in data.items())
+
+
+def models_layer(path: Path, state: str) -> tuple[tuple[ModelAlias, ...], list[LeftOut]]:
+    """A models file's aliases as they apply: all of a trusted one's (`state`, core/trust.file_state); of an
+    untrusted or changed one, those that send no key to a server of the file's choosing, with what was left out."""
+    aliases = read_models_file(path)
+    if state == "trusted":
+        return aliases, []
+    routed = tuple(f"alias {a.name} ({', '.join(a.routing)})" for a in aliases if a.routing)
+    return tuple(a for a in aliases if not a.routing), [LeftOut(path, routed, state)]
 
 
 def _alias(path: Path, name: str, table: Any) -> ModelAlias:

@@ -17,6 +17,7 @@ from config import Settings
 from core import cancellation
 from core.chat import ChatModel
 from core.errors import LLMFatalError, TaskFileError
+from core.secrets import SecretRedactor
 from core.text import report_data
 from prompt.memory import memory_for_task
 from providers.budget import RunBudget
@@ -76,7 +77,8 @@ def build_agent(settings: Settings, llm: ChatModel, workspace: Path, model_spec:
         memory_factory=lambda: memory_for_task(settings, summary_llm or llm, workspace, model_spec),
         answer_style=answer_style or settings.answer_style, max_tokens=settings.max_tokens,
         temperature=settings.temperature, on_event=on_event, verify_claims=settings.verify_claims == "model",
-        judge=(lambda: tool_model(settings.judge_model or "", settings)) if settings.judge_model else None)
+        judge=(lambda: tool_model(settings.judge_model or "", settings)) if settings.judge_model else None,
+        redact=SecretRedactor.of(settings))
 
 
 def task_tools(settings: Settings, workspace: Path) -> list[Tool]:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from config import Settings
 from core.chat import Completion, split_spec
-from core.secrets import secret_items, url_credentials
+from core.secrets import MIN_SECRET_CHARS, header_values, named_secrets
 
 PROJECT = "research_agent"  # the namespace of this project's own attributes
 AGENT_NAME = "react-research-agent"
-MIN_SECRET_CHARS = 8  # shorter values would blank ordinary words
 MAX_TEXT = 300  # an error line in a span: enough to see what failed
 _SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|session", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
@@ -28,21 +27,9 @@ _PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemin
               "azure": "azure.ai.openai", "mistral": "mistral_ai", "xai": "x_ai"}  # others: their own name
 
 
-def header_values(headers: str | None) -> list[str]:
-    """The values of an OTEL_EXPORTER_OTLP_HEADERS string (k=v,k2=v2), and each word of them."""
-    values: list[str] = []
-    for item in (headers or "").split(","):
-        _, _, value = item.partition("=")
-        value = unquote_plus(value.strip())
-        values += [value, *value.split()]  # "Basic abc...": the credential alone too
-    return values
-
-
 def secret_values(settings: Settings, environ: Mapping[str, str]) -> list[str]:
     """Every value a span must never hold: the settings' keys, OTLP headers, URL credentials, secret variables."""
-    found = [value for _, value in secret_items(settings)]
-    found += [part for parts in url_credentials(settings).values() for part in parts]
-    found += header_values(settings.otel_headers)
+    found = [*named_secrets(settings), *header_values(settings.otel_headers)]
     found += [v for k, v in environ.items() if _SECRET_NAME.search(k)]
     return sorted({v for v in found if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True)
 

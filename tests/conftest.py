@@ -31,8 +31,9 @@ def _no_real_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Remove API keys and agent settings from the environment; run each test in its own cwd."""
     for var in SECRET_VARS:
         monkeypatch.delenv(var, raising=False)
-    # A developer's own .env must not leak into tests either.
+    # A developer's own .env must not leak into tests either, nor the folders they trusted (core/trust.py).
     monkeypatch.setenv("AGENT_ENV_FILE", str(tmp_path / "no.env"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.chdir(tmp_path)
 
 

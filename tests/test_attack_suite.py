@@ -168,6 +168,7 @@ def attacked_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, A
             (tmp_path / ".env").write_text(
                 f"SERPER_API_KEY={CANARIES['dotenv']}\nOPENAI_API_KEY=sk-test\n"
                 f"OPENAI_BASE_URL={model_server.url}/v1\nSCRAPE_ALLOW_PRIVATE_URLS=1\n")
+            assert main.main(["trust"]) == 0  # its base URL and private URLs apply: the user trusted the folder
             code = main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "-q", "--host-gap", "0",
                               "--ignore-robots", "--max-steps", "12"])
     return {"code": code, "model": model, "hits": hits, "dir": tmp_path, "home": home}

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import check_setup
+from tests.fakes.cli import trust
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply, openai_script
 
@@ -21,7 +22,9 @@ def test_offline_check_passes_with_a_configured_model(monkeypatch: pytest.Monkey
     assert check_setup.main(["--offline"]) == 0
     out = capsys.readouterr().out
     assert "✓  model" in out and "openai:" in out and "(chosen automatically)" in out
-    assert "sk-…7890" in out and "1234567" not in out  # the key is masked
+    key = next(line for line in out.splitlines() if "key OPENAI_API_KEY" in line)
+    assert key.split()[:4] == ["✓", "key", "OPENAI_API_KEY", "set"]  # whether it is set, never its characters
+    assert "7890" not in out and "sk-" not in out
     assert "✓  python tool" in out and "print(1+1) -> 2" in out
     assert "✓  scrape tool" in out and "✓  workspace" in out and "DuckDuckGo" in out
     assert "Ready:" in out
@@ -76,6 +79,7 @@ def test_each_role_shows_its_provider_host_and_key_variable_and_a_short_call(
         (tmp_path / "models.toml").write_text(f'[writer]\nmodel = "big-writer"\nbase_url = "{gpu_box.url}/v1"\n'
                                               'api_key_env = "WRITER_KEY"\n')
         monkeypatch.chdir(tmp_path)
+        trust(tmp_path)  # its alias sends WRITER_KEY to its own base_url: the user trusted the folder
         monkeypatch.setenv("GROQ_API_KEY", "gsk-groq-secret-0000")
         monkeypatch.setenv("GROQ_BASE_URL", groq.url + "/openai/v1")
         monkeypatch.setenv("WRITER_KEY", "writer-secret-0000")

@@ -93,7 +93,7 @@ def test_serper_down_but_duckduckgo_answering_is_a_warning(monkeypatch: pytest.M
         monkeypatch.setenv("SERPER_BASE_URL", server.url)
         check_setup.main([])
     line = _search_line(capsys.readouterr().out)
-    assert line.startswith(" !") and "order Google via Serper (SERPER_API_KEY ser…-key) → DuckDuckGo" in line
+    assert line.startswith(" !") and "order Google via Serper (SERPER_API_KEY set) → DuckDuckGo" in line
     assert "Serper search failed: Serper answered HTTP 503" in line and "(DuckDuckGo answered)" in line
 
 
@@ -133,7 +133,7 @@ def test_the_papers_row_says_which_service_answers_and_with_which_key(
     runs = re.split(r"\n(?:Not ready|Ready): ", capsys.readouterr().out)[:2]  # each run ends with its summary
     live, offline = (_papers_line(part) for part in runs)
     order = ("OpenAlex (no OPENALEX_API_KEY: a small daily allowance, mailto me@example.org) → Semantic Scholar "
-             "(SEMANTIC_SCHOLAR_API_KEY s2-…6789) → Crossref (no CROSSREF_MAILTO)")
+             "(SEMANTIC_SCHOLAR_API_KEY set) → Crossref (no CROSSREF_MAILTO)")
     assert live.startswith(" !") and order in live and "(OpenAlex, Crossref answered)" in live
     assert "Semantic Scholar rate limit or daily allowance spent (HTTP 429)" in live
     assert offline.startswith(" ✓") and offline.endswith(order + "; not contacted (--offline)")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fakes.cli import GUARD, ROOT, clean_env
+from tests.fakes.cli import GUARD, ROOT, clean_env, trust
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")
 
@@ -27,6 +27,7 @@ def rows(out: str, mark: str) -> list[str]:
 def test_keys_are_judged_by_the_chosen_model_and_the_summary_counts_the_warnings(tmp_path: Path) -> None:
     (tmp_path / "models.toml").write_text('[gemma]\nprovider = "openai"\nmodel = "gemma-3-4b"\n'
                                           'base_url = "http://127.0.0.1:9/v1"\napi_key_env = "GEMMA_KEY"\n')
+    trust(tmp_path)  # its alias's key and base_url apply: the user trusted the folder
     proc = check_setup(tmp_path, "--model", "gemma", GEMMA_KEY="gemma-key-000000", ANTHROPIC_API_KEY="sk-ant-000000")
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr

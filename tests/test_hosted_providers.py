@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from providers.hosts import HOSTS
-from tests.fakes.cli import clean_env, run_main
+from tests.fakes.cli import clean_env, run_main, trust
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
 from tests.fakes.real_traffic import recorded
@@ -178,6 +178,7 @@ def test_a_models_file_alias_is_a_model_with_its_endpoint_key_headers_and_prices
     reply = openai_reply("Final Answer: 42", prompt_tokens=1000, completion_tokens=100, model="qwen2.5-72b-instruct")
     with LoopbackServer(serve("/v1/chat/completions", reply)) as server:
         (tmp_path / "models.toml").write_text(MODELS_FILE.format(url=server.url))
+        trust(tmp_path)  # its alias sends a key to its own base_url: the user trusted the folder
         proc = run_task(tmp_path, "fast", {"GPU_BOX_KEY": "gpu-box-secret-key", "OPENAI_API_KEY": "sk-openai-own"})
     assert proc.returncode == 0, proc.stderr
     [request] = server.requests

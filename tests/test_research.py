@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.cli import trust
 from tests.fakes.deep_research import Sub, World, cut_reply, page
 from tests.fakes.loopback import LoopbackServer, Response
 from tests.fakes.providers import openai_error, openai_reply
@@ -319,6 +320,7 @@ def test_a_writer_alias_of_the_models_file_writes_on_its_own_server_and_the_rese
         researchers.base = first.url
         (tmp_path / "models.toml").write_text(f'[writer]\nmodel = "big-writer"\nbase_url = "{second.url}/v1"\n'
                                               'api_key_env = "WRITER_KEY"\n')
+        trust(tmp_path)  # its alias sends WRITER_KEY to its own base_url: the user trusted the folder
         proc = research(first, tmp_path, "--writer-model", "writer", env={"WRITER_KEY": "writer-secret-key"})
     assert proc.returncode == 0, proc.stderr
     assert researchers.calls == {"plan": 1, "task": 4}  # planning and the sub-questions: the first server

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.cli import GUARD, ROOT, clean_env, run_main
+from tests.fakes.cli import GUARD, ROOT, clean_env, run_main, trust
 from tests.fakes.deep_research import MARK_PLAN, MARK_WRITE, Sub, World, page
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
@@ -98,6 +98,7 @@ def writer_research(tmp_path: Path, toml: str, window: int | None) -> tuple[Any,
     with LoopbackServer(w) as first, LoopbackServer(llama_writer(window, prompts)) as second:
         w.base = first.url
         (tmp_path / "models.toml").write_text(toml.replace("URL", second.url + "/v1"))
+        trust(tmp_path)  # its alias's base_url applies: the user trusted the folder
         proc = research(first, tmp_path, "--writer-model", "gemma", question=w.question)
     return proc, prompts, w
 

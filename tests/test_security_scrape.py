@@ -180,6 +180,7 @@ def test_a_key_read_from_dotenv_never_reaches_the_web_server_through_main(
     with LoopbackServer(web) as web_server, LoopbackServer(model) as model_server:
         (tmp_path / ".env").write_text(f"SERPER_API_KEY={FAKE_KEY}\nOPENAI_API_KEY=sk-test\n"
                                        f"OPENAI_BASE_URL={model_server.url}/v1\nSCRAPE_ALLOW_PRIVATE_URLS=1\n")
+        assert main.main(["trust"]) == 0  # its base URL and private URLs apply: the user trusted the folder
         assert main.main(["tasks.txt", "--model", "openai:gpt-4.1-mini", "-q"]) == 0
     assert web_hits == []
     record = json.loads((tmp_path / "results.jsonl").read_text())

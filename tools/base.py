@@ -11,7 +11,7 @@ import threading
 import types
 import typing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sources.ledger import Read, failed_reads
@@ -43,6 +43,16 @@ class ToolOutput:
         """Every source of this call as a Read: those of `read`, then the bare `sources` entries."""
         declared = {r.url for r in self.read}
         return [*self.read, *(Read(url) for url in self.sources if url not in declared)]
+
+
+def redacted(output: ToolOutput, redact: Callable[[str], str]) -> ToolOutput:
+    """The output with every text in it (the observation, what each source gave, its title and error, the
+    failures) passed through `redact`: the agent's one boundary where configured keys leave what tools read."""
+    reads = [replace(r, url=redact(r.url), title=redact(r.title), text=None if r.text is None else redact(r.text),
+                     error=None if r.error is None else redact(r.error), aliases=tuple(map(redact, r.aliases)))
+             for r in output.read]
+    return ToolOutput(redact(output.text), [redact(s) for s in output.sources], output.usage, reads,
+                      [redact(f) for f in output.failures])
 
 
 def call_reads(found: Tool, args: dict[str, Any], output: ToolOutput, failed: bool) -> list[Read]:

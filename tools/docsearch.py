@@ -9,13 +9,15 @@ source of the task, `[n] report.pdf, p. 3`, whose text for the citation check is
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from config import Settings
 from core.errors import ToolError
+from core.secrets import SecretRedactor
 from core.text import terminal_safe
-from docindex import DocIndex, Hit, index_path
+from docindex import DocIndex, Hit, Reader, Unit, index_path
 from docindex.passages import NO_WORDS, fts_query
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
@@ -33,9 +35,20 @@ def index_dir(settings: Settings) -> Path:
 
 def folder_index(folder: Path, settings: Settings) -> DocIndex:
     """The index of one document folder, with the readers of tools/documents/ (each file in a child, under
-    AGENT_DOC_MEMORY_MB and AGENT_DOC_TIMEOUT); the run store is never indexed (`--docs .` where runs/ lives)."""
-    return DocIndex(folder, index_path(folder, index_dir(settings)), reader(DocLimits.of(settings)), SUFFIXES,
+    AGENT_DOC_MEMORY_MB and AGENT_DOC_TIMEOUT); the run store is never indexed (`--docs .` where runs/ lives).
+    What a reader gives passes the settings' SecretRedactor before the index stores it: a key written in a
+    document never enters the index."""
+    return DocIndex(folder, index_path(folder, index_dir(settings)),
+                    redacting(reader(DocLimits.of(settings)), SecretRedactor.of(settings)), SUFFIXES,
                     exclude=settings.runs_dir)
+
+
+def redacting(inner: Reader, redact: SecretRedactor) -> Reader:
+    """The reader with configured keys taken out of each unit's text (the one way passages enter an index)."""
+    def read(name: str, data: bytes) -> list[Unit]:
+        return [replace(unit, label=redact(unit.label), text=redact(unit.text)) for unit in inner(name, data)]
+
+    return read
 
 
 def hit_place(hit: Hit, prefix: str) -> str:

@@ -24,12 +24,9 @@ from urllib.parse import unquote_plus
 
 from config import Settings
 from core.errors import ToolError
-from core.secrets import secret_items, url_credentials
+from core.secrets import MIN_SECRET_CHARS, named_secrets, without_prefix
 
-MIN_SECRET_CHARS = 8  # shorter values would refuse ordinary words; real keys are far longer
 RUN = 16  # any run of this many characters of a secret gives it away
-PUBLIC_PREFIXES = ("sk-ant-api03-", "sk-ant-", "sk-proj-", "sk-svcacct-", "sk-or-v1-", "sk-", "gsk_", "xai-", "AIza",
-                   "hf_", "ghp_", "github_pat_", "glpat-", "pplx-", "r8_", "nvapi-")
 _SEPARATORS = re.compile(r"[\s.,;:_\-+/|*'\"`~]+")
 
 
@@ -43,22 +40,9 @@ class SecretInRequestError(ToolError):
         self.setting = setting
 
 
-def _named_secrets(settings: Settings) -> dict[str, str]:
-    found = {value: name for name, value in secret_items(settings)}
-    for name, parts in url_credentials(settings).items():
-        found.update(dict.fromkeys(parts, f"{name.upper()} credentials"))
-    return {v: k for v, k in found.items() if len(v) >= MIN_SECRET_CHARS}
-
-
 def _runs(text: str, size: int) -> set[str]:
     """Every run of `size` characters of text (text itself when it is shorter)."""
     return {text[i:i + size] for i in range(max(len(text) - size, 0) + 1)}
-
-
-def _without_prefix(secret: str) -> str:
-    prefix = next((p for p in PUBLIC_PREFIXES if secret.lower().startswith(p.lower())), "")
-    rest = secret[len(prefix):]
-    return rest if len(rest) >= MIN_SECRET_CHARS else secret
 
 
 def _encoded(secret: str) -> set[str]:
@@ -79,11 +63,11 @@ class SecretGuard:
 
     def __init__(self, settings: Settings) -> None:
         self._checks: list[tuple[str, set[str], set[str]]] = []  # setting, plain runs, encoded forms
-        for value, name in _named_secrets(settings).items():
-            plain = {form.lower() for form in (value, _without_prefix(value))}
+        for value, name in named_secrets(settings).items():
+            plain = {form.lower() for form in (value, without_prefix(value))}
             plain |= {_SEPARATORS.sub("", form) for form in plain}
             runs = {run for form in plain for run in _runs(form, RUN)}
-            self._checks.append((name, runs, _encoded(value) | _encoded(_without_prefix(value))))
+            self._checks.append((name, runs, _encoded(value) | _encoded(without_prefix(value))))
 
     def check(self, text: str, what: str = "URL") -> None:
         """Raise SecretInRequestError if text carries any secret, in any of the forms the module names."""

@@ -34,3 +34,11 @@ def run_main(cwd: Path, *args: str, env: dict[str, str] | None = None,
 def refuse_all(req: Request) -> Response:
     """A model server that must receive nothing: whatever comes gets a 500 (and stays in `server.requests`)."""
     return Response(500, "this test expects no request")
+
+
+def trust(folder: Path) -> str:
+    """`main.py trust` in `folder`, as a user runs it before its .env or models.toml may route keys or run commands
+    (the store is in the test's own XDG_CONFIG_HOME, tests/conftest.py); what it printed."""
+    proc = run_main(folder, "trust")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

@@ -200,8 +200,12 @@ def _landlock(abi: int, network: bool, net_gap: list[str], sec_gap: str) -> Sand
 
 
 def prepare_sandbox(settings: Settings) -> str | None:
-    """Choose the run's sandbox before the first task; its warning (printed once), if any."""
-    return select(settings.sandbox, settings.python_network).warning()
+    """Choose the run's sandbox before the first task; its warning (printed once), if any, saying where an
+    AGENT_SANDBOX=none came from (a flag, the environment, a .env's path)."""
+    warning = select(settings.sandbox, settings.python_network).warning()
+    if warning and settings.sandbox == "none":
+        return warning.replace("AGENT_SANDBOX=none", f"AGENT_SANDBOX=none (from {settings.origin('sandbox')})", 1)
+    return warning
 
 
 def harden_process() -> None:
