@@ -22,18 +22,9 @@ from typing import Any
 from sources.facts import Fact, SourceText, claim_facts
 from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
-from sources.meaning import (
-    ABBREVIATION,
-    CONTRADICTED,
-    SUPPORTED,
-    UNCHECKED,
-    UNSUPPORTED,
-    Judgement,
-    joined,
-    judge,
-    passages,
-)
+from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, judge
 from sources.pages import page_of
+from sources.reading import ABBREVIATION, joined, passages
 
 WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
 VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from sources.spelling import fold
 
 _MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
            "nov": 11, "dec": 12}
@@ -63,7 +64,7 @@ _NUMBER = re.compile(
     (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d|[.,]\d)
     (?P<ord>st|nd|rd|th)?
     (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?P<short>[kKmMbB])(?![\w]))?
-    (?:\s?(?P<unit>{_UNIT_RE})(?![\w]))?
+    (?:[\s-]?(?P<unit>{_UNIT_RE})(?![\w]))?
     (?![\w$€£¥])""", re.VERBOSE | re.IGNORECASE)
 
 
@@ -118,16 +119,6 @@ def significant(value: Decimal) -> int:
     """Significant digits of a value (trailing zeros of an integer do not count)."""
     digits = value.normalize().as_tuple().digits
     return max(1, len(digits))
-
-
-_FOLD = str.maketrans({"’": "'", "‘": "'", "–": "-", "—": "-", "−": "-", "\u00a0": " ", "\u202f": " ",
-                       "\u2009": " ", "\u200b": "", "\u200c": "", "\u200d": "", "\ufeff": ""})
-
-
-def fold(text: str) -> str:
-    """One spelling per character: NFKC, curly quotes and dashes straightened, no-break spaces folded."""
-    text = unicodedata.normalize("NFKC", text)
-    return text.translate(_FOLD)
 
 
 def phrase_key(text: str) -> str:
