@@ -21,7 +21,7 @@ _MONTH = (r"(?P<month>Jan(?:uary|\.)?|Feb(?:ruary|\.)?|Mar(?:ch|\.)?|Apr(?:il|\.
           r"|Sep(?:t(?:ember)?)?\.?|Oct(?:ober|\.)?|Nov(?:ember|\.)?|Dec(?:ember|\.)?)")
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>1\d{3}|20\d{2})"
-_DATES = [re.compile(p) for p in (
+_DATES = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?P<year>\d{4})-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b",
     r"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<mon>[01]?\d)\.(?P<year>\d{4})\b",  # 01.08.2019
     rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
@@ -29,7 +29,7 @@ _DATES = [re.compile(p) for p in (
     rf"\b{_MONTH}\s+{_DAY}\b(?!\s*[:\d])",
     rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b",
     rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
-)]
+)]  # read in any case ("november 1980"), but a lower-case "may" or "march" only with a year
 
 # unit spelling -> one name; currency symbols before the number map the same way
 _UNITS = {
@@ -154,6 +154,8 @@ def _dates(text: str) -> tuple[list[tuple[tuple[int | None, int | None, int | No
             if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):
                 continue
             g = m.groupdict()
+            if g.get("month") in ("may", "march", "mar") and not g.get("year"):
+                continue  # "5 may be", "march 3 miles": verbs
             month = int(g["mon"]) if g.get("mon") else _MONTHS[g["month"][:3].lower()]
             day = int(g["day"]) if g.get("day") else None
             if day is not None and not 1 <= day <= 31 or not 1 <= month <= 12:
@@ -204,6 +206,20 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
     return out
 
 
+_YEAR_SPAN = re.compile(r"(1\d{3}|20\d{2})[-/](\d{2}|1\d{3}|20\d{2})")
+
+
+def _years(token: str) -> list[int]:
+    """The two years of a span of years (1991-2000, 2007-11), or none."""
+    m = _YEAR_SPAN.fullmatch(token)
+    if not m:
+        return []
+    first, second = int(m.group(1)), int(m.group(2))
+    if second < 100:
+        second += first - first % 100 + (100 if second < first % 100 else 0)
+    return [first, second] if second > first else []
+
+
 def claim_facts(claim: str) -> list[Fact]:
     """The checkable facts of one claim: quoted phrases, dates, then numbers with their units."""
     text = fold(_URL.sub(" ", claim))
@@ -216,7 +232,10 @@ def claim_facts(claim: str) -> list[Fact]:
             quote_spans.append((m.start(), m.end()))
     dates, text = _dates(_blank(text, quote_spans))
     facts += [Fact("date", written, date=date) for date, _, written in dates]
-    facts += [Fact("token", m.group(0), phrase=m.group(0)) for m in _TOKEN.finditer(text)]
+    for m in _TOKEN.finditer(text):
+        years = _years(m.group(0))
+        facts += [Fact("number", str(y), value=Decimal(y)) for y in years] if years else \
+            [Fact("token", m.group(0), phrase=m.group(0))]
     text = _TOKEN.sub(lambda m: " " * len(m.group(0)), text)
     for value, unit, _, hedged, written in _numbers(text):
         is_word = written[:1].isalpha()
@@ -239,9 +258,11 @@ class SourceText:
         self.phrases = " " + phrase_key(self.text) + " "
         self.dates, rest = _dates(self.text)
         rest = _URL.sub(lambda m: " " * len(m.group(0)), rest)
-        self.tokens = [m.group(0) for m in _TOKEN.finditer(rest)]
+        tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(rest)]
+        self.tokens = [token for token, _ in tokens]
         rest = _TOKEN.sub(lambda m: " " * len(m.group(0)), rest)
         self.numbers = [(value, unit, pos) for value, unit, pos, _, _ in _numbers(rest)]
+        self.numbers += [(Decimal(year), "", pos) for token, pos in tokens for year in _years(token)]
         self.numbers += [(Decimal(part), "", pos) for date, pos, _ in self.dates  # a date's year and day
                          for part in (date[0], date[2]) if part is not None]
         self.years = {int(v) for v, u, _ in self.numbers if not u and v == v.to_integral_value()

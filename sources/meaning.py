@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from sources.facts import Fact, SourceText, claim_facts, keywords
+from sources.lexicon import about_the_source, unframed
 from sources.reading import BREAK, Passages, Word, read_words
 
 SUPPORTED, CONTRADICTED, UNSUPPORTED, UNCHECKED = "supported", "contradicted", "unsupported", "unchecked"
@@ -43,7 +44,9 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
     """The verdict of one claim (without its markers) against one source's text."""
     if not source.sentences:
         return Judgement(UNCHECKED, "no text of the source to check against")
-    words = read_words(claim, first_is_name=False)
+    if about_the_source(claim):
+        return Judgement(UNCHECKED, "it says what the source leaves out: nothing to check against it")
+    words = read_words(unframed(claim), first_is_name=False)
     content = [w for w in words if w.key]
     facts = claim_facts(claim) if facts is None else facts
     if not content and not facts:
@@ -86,7 +89,7 @@ Found = tuple[str, str] | None
 
 
 def _names(c: _Case) -> Found:
-    missing = [w.text for w in c.content if w.name and not w.direction and not c.source.has_form(w.text)]
+    missing = [w.text for w in c.content if w.name and not w.direction and not c.source.names.has(w.text)]
     return (UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source") if missing else None
 
 

@@ -12,12 +12,17 @@ from functools import lru_cache
 
 from sources.facts import UNIT_WORDS, SourceText
 from sources.lexicon import DIRECTIONS, NEGATIONS, STOP, SYNONYMS, open_contractions, stem
-from sources.spelling import fold
+from sources.names import NameForms
+from sources.spelling import fold, plain
 
 _TOKEN = re.compile(r"[,;:()\[\]—–]|\s-\s|[^\W\d_]+|\d+(?:[.,]\d+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“(\[]?[A-Z0-9])|\n+")
-ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|approx|e\.g|i\.e|U\.S|U\.K|Jan|Feb|"
-                           r"Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Gen|Gov|Sen|Rep|Prof|Lt|Col|Capt))\.$")
+ABBREVIATION = re.compile(r"(?:\b[A-Za-z]|\bNo|\b(?i:mr|mrs|ms|dr|st|jr|sr|inc|co|ltd|vs|approx|ca|cf|est|fig|"
+                           r"figs|vol|pp|"
+                           r"al|e\.g|i\.e|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|gen|gov|sen|rep|prof|"
+                           r"lt|col|capt))\.$")
+_ANY_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“(\[]?\w)|\n+")  # a lower-cased text's sentences
+_CAPITAL = re.compile(r"[A-Z]")
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ _WORDS: dict[str, Word] = {}
 
 def _word(w: str) -> Word:
     """One word read, and kept: the same spelling always reads the same way."""
-    lower = w.casefold()
+    lower = plain(w)
     if w in ",;:()[]—–" or w == " - ":
         word = BREAK
     elif lower in NEGATIONS:
@@ -80,12 +85,7 @@ class Passages:
             for key in keys:
                 self.index.setdefault(key, []).append(i)
         self.keys = set(self.index)
-        self.forms = {w.text.casefold() for ws in self.words for w in ws if w.key}
-
-    def has_form(self, word: str) -> bool:
-        """True when the text writes this word (a name: in full, in any case, with or without a plural s)."""
-        w = word.casefold()
-        return w in self.forms or w + "s" in self.forms or w.endswith("s") and w[:-1] in self.forms
+        self.names = NameForms({w.text for ws in self.words for w in ws if w.key})
 
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one
@@ -110,9 +110,11 @@ class Passages:
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a text: lines cut at a stop before a capital or digit, not after `Oct.`, `Mr.`, `U.S.`."""
+    """The sentences of a text: lines cut at a stop before a capital or digit (any word in a lower-cased text),
+    not after `Oct.`, `Mr.`, `U.S.`, `c.`."""
     out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
+    lowered = len(_CAPITAL.findall(text)) * 300 < len(text)
+    for m in (_ANY_END if lowered else _SENTENCE_END).finditer(text):
         if m.group(0).strip() or not ABBREVIATION.search(text[start:m.start()].rstrip("\"'”’)]")):
             out.append(text[start:m.start()])
             start = m.end()
