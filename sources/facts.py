@@ -63,7 +63,7 @@ _NUMBER = re.compile(
     (?P<cur>US\$|[$€£¥₹]|(?:USD|EUR|GBP)\s?)?
     (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d|[.,]\d)
     (?P<ord>st|nd|rd|th)?
-    (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?P<short>[kKmMbB])(?![\w]))?
+    (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?(cur)\s?)(?P<short>[kKmMbB])(?![\w]))?
     (?:[\s-]?(?P<unit>{_UNIT_RE})(?![\w]))?
     (?![\w$€£¥])""", re.VERBOSE | re.IGNORECASE)
 
@@ -82,6 +82,12 @@ _WORD_NUMBER = re.compile(
     (?:\s(?P<unit>{_UNIT_RE})(?![\w]))?\b""", re.VERBOSE | re.IGNORECASE)
 _HEDGES = re.compile(r"(?i)(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|over|more than|"
                      r"less than|fewer than|under|up to|close to|upwards of|estimated|an estimated|~|>|<)\s*$")
+_HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in (
+    ("over", r"over|more than|upwards of|exceeding|at least|in excess of|above"),
+    ("under", r"under|less than|fewer than|nearly|almost|up to|close to|below"),
+    ("about", r"about|around|approximately|approx\.?|roughly|some|estimated"))]
+HEDGE_RANGE = {"over": (Decimal(1), Decimal("1.5")), "under": (Decimal("0.7"), Decimal(1)),
+               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / the claim's
 _QUOTED = re.compile(r"“([^”\n]{3,300})”|\"([^\"\n]{3,300})\"")
 _URL = re.compile(r"https?://[^\s<>\"'`]+|www\.[^\s<>\"'`]+")
 # times (7:14), scores and ratios (6-2, 24/7), fractions (1-1/2): checked as written, digit for digit
@@ -103,6 +109,7 @@ class Fact:
     value: Decimal | None = None
     unit: str = ""
     rounded: bool = False  # a scale word or a hedge: the source may give more digits
+    hedge: str = ""  # over, under or about: the source's figure may be that far from it (HEDGE_RANGE)
     date: tuple[int | None, int | None, int | None] = (None, None, None)
     phrase: str = ""
 
@@ -222,27 +229,38 @@ def _years(token: str) -> list[int]:
 
 def claim_facts(claim: str) -> list[Fact]:
     """The checkable facts of one claim: quoted phrases, dates, then numbers with their units."""
+    return [fact for fact, _ in placed_facts(claim)]
+
+
+def placed_facts(claim: str) -> list[tuple[Fact, int]]:
+    """The claim's facts, each with where it starts in the folded text (quotes, dates, then numbers)."""
     text = fold(_URL.sub(" ", claim))
-    facts: list[Fact] = []
+    facts: list[tuple[Fact, int]] = []
     quote_spans = []
     for m in _QUOTED.finditer(text):
         phrase = m.group(1) or m.group(2)
         if len(phrase.split()) >= 2:
-            facts.append(Fact("quote", phrase, phrase=phrase_key(phrase)))
+            facts.append((Fact("quote", phrase, phrase=phrase_key(phrase)), m.start()))
             quote_spans.append((m.start(), m.end()))
     dates, text = _dates(_blank(text, quote_spans))
-    facts += [Fact("date", written, date=date) for date, _, written in dates]
+    facts += [(Fact("date", written, date=date), pos) for date, pos, written in dates]
     for m in _TOKEN.finditer(text):
         years = _years(m.group(0))
-        facts += [Fact("number", str(y), value=Decimal(y)) for y in years] if years else \
-            [Fact("token", m.group(0), phrase=m.group(0))]
+        facts += [(Fact("number", str(y), value=Decimal(y)), m.start()) for y in years] if years else \
+            [(Fact("token", m.group(0), phrase=m.group(0)), m.start())]
     text = _TOKEN.sub(lambda m: " " * len(m.group(0)), text)
-    for value, unit, _, hedged, written in _numbers(text):
+    for value, unit, pos, hedged, written in _numbers(text):
         is_word = written[:1].isalpha()
         if is_word and not (unit or hedged and re.search(r"(?i)hundred|thousand|million|billion|trillion", written)):
             continue  # "one of the", "two sides": words, not figures
-        facts.append(Fact("number", written, value=value, unit=unit, rounded=hedged))
+        hedge = next((name for name, pattern in _HEDGE_KINDS if pattern.search(text[max(0, pos - 22):pos])), "")
+        facts.append((Fact("number", written, value=value, unit=unit, rounded=hedged, hedge=hedge), pos))
     return facts
+
+
+def context(text: str, pos: int, reach: int = 40) -> set[str]:
+    """The content words (facts.keywords) within `reach` characters of a position: what a figure is about."""
+    return keywords(text[max(0, pos - reach):pos + reach])
 
 
 MIN_ANCHORS = 1  # claim words that must stand near a common number in the source ...
@@ -321,6 +339,10 @@ def _same_value(fact: Fact, value: Decimal) -> bool:
     assert fact.value is not None
     if value == fact.value:
         return True
+    if fact.hedge and fact.value > 0:
+        low, high = HEDGE_RANGE[fact.hedge]
+        if low <= value / fact.value <= high:
+            return True
     if not fact.rounded or value == 0:
         return False
     digits = significant(fact.value)

@@ -19,16 +19,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from sources.facts import Fact, SourceText, claim_facts, keywords
+from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
 from sources.lexicon import about_the_source, unframed
-from sources.reading import BREAK, Passages, Word, read_words
+from sources.reading import Passages, Word, read_words
+from sources.scope import polarity, reversed_direction, swapped_role
+from sources.spelling import fold
 
 SUPPORTED, CONTRADICTED, UNSUPPORTED, UNCHECKED = "supported", "contradicted", "unsupported", "unchecked"
 PASSAGE_CHARS = 600  # characters of the aligned passage a verdict carries
 SPARE = 5  # one content word in this many may be a rewording the synonym table does not know
 ALIGNED = 0.5  # the share of the claim's words its passage must hold before negations and directions are compared
 SAME_PASSAGE = 0.8
-WHOLE = 0.9  # the share of its sentence's words a claim restates to be compared with all of it
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
     plain = [w for w in content if w.key[0] != "#" and not w.direction]
     plain_share = sum(w.key in keys for w in plain) / len(plain) if len(plain) >= 3 else 0.0
     case = _Case(claim, words, content, facts, source, window, keys, len(chosen) == 1, share, plain_share, passage)
-    for check in (_names, _figures, _negation, _direction, _words):
+    for check in (_names, _figures, _negation, _direction, _roles, _words):
         found = check(case)
         if found is not None:
             return Judgement(found[0], found[1], passage[:PASSAGE_CHARS])
@@ -98,14 +99,17 @@ def _figures(c: _Case) -> Found:
         return None
     anchors = keywords(c.claim)
     here = SourceText(c.passage)
+    placed = placed_facts(c.claim)
     for fact, needed in Counter(c.facts).items():
-        if c.source.facts.count(fact, anchors) >= needed and (not c.one or c.plain_share < SAME_PASSAGE
-                                                             or here.holds(fact, set())
-                                                             or not _others(fact, c.passage)):
+        found = c.source.facts.count(fact, anchors)
+        if found >= needed and (not c.one or c.plain_share < SAME_PASSAGE or here.holds(fact, set())):
             continue
-        other = _others(fact, c.passage)
-        if other:
+        about = set().union(*(context(fold(c.claim), pos) for f, pos in placed if f == fact)) - {""}
+        other = "" if found else _others(fact, c.passage, about, {f for f, _ in placed})
+        if other:  # nowhere in the source, and the passage gives another figure of the same thing
             return CONTRADICTED, f"says {_short(fact.text)}, the source says {_short(other)}"
+        if found >= needed:
+            continue  # in the source, if not in the sentence the claim restates
         return UNSUPPORTED, f"{_short(fact.text)} is nowhere in the source"
     return None
 
@@ -116,13 +120,22 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
-def _others(fact: Fact, here: str) -> str:
-    """A figure or date of the passage of the same kind (and unit) as the fact, as the passage writes it."""
-    for other in claim_facts(here):
-        if other.kind == fact.kind and other.unit == fact.unit and not _is_year(other, fact) and \
-                (other.value != fact.value or other.date != fact.date or other.phrase != fact.phrase):
+def _others(fact: Fact, here: str, about: set[str], said: set[Fact]) -> str:
+    """A figure or date of the passage of the same kind (and unit) as the fact, said of the same thing (a content
+    word of the claim around the fact stands around it too), that the claim does not state itself; as written."""
+    text = fold(here)
+    for other, pos in placed_facts(here):
+        if other.kind == fact.kind and other.unit == fact.unit and not _is_year(other, fact) and other not in said \
+                and (other.value != fact.value or other.date != fact.date or other.phrase != fact.phrase) \
+                and (about & context(text, pos) if fact.kind != "quote" else _misquoted(fact, other)):
             return other.text
     return ""
+
+
+def _misquoted(fact: Fact, other: Fact) -> bool:
+    """Two quotations that are one with words changed (not one a part of the other: a title and a longer one)."""
+    mine, theirs = set(fact.phrase.split()), set(other.phrase.split())
+    return not mine <= theirs and not theirs <= mine and len(mine & theirs) * 2 >= max(len(mine), len(theirs))
 
 
 def _is_year(other: Fact, fact: Fact) -> bool:
@@ -131,70 +144,33 @@ def _is_year(other: Fact, fact: Fact) -> bool:
         and 1000 <= other.value <= 2100 and not 1000 <= fact.value <= 2100
 
 
-def _span(words: list[Word], keys: set[str], before: int = 3, after: int = 3) -> list[Word]:
-    """The run of words around the densest stretch of the given keys (gaps up to 8 words), widened by `before`
-    and `after` words within its clause: where a negation or direction belongs to what they share."""
-    at = [i for i, w in enumerate(words) if w.key and w.key in keys]
-    if not at:
-        return []
-    runs: list[list[int]] = [[at[0]]]
-    for i in at[1:]:
-        if i - runs[-1][-1] > 8:
-            runs.append([])
-        runs[-1].append(i)
-    run = max(runs, key=len)
-    start, end = run[0], run[-1]
-    for _ in range(before):
-        if start > 0 and words[start - 1] is not BREAK:
-            start -= 1
-    for _ in range(after):
-        if end + 1 < len(words) and words[end + 1] is not BREAK:
-            end += 1
-    return words[start:end + 1]
-
-
 def _negation(c: _Case) -> Found:
-    """More negations in the claim than its passage has on the words they share, or fewer ("did not carry"
-    against "carried"; a "not" on a word of another clause of the passage does not count)."""
+    """A negation on one side on words the other says plainly ("did not carry" against "carried")."""
     if c.share < ALIGNED:
         return None
-    shared = {w.key for w in c.content} & c.keys
-    whole = c.one and len(shared) >= WHOLE * len(c.keys)  # it restates a whole sentence: count in all of both
-    said = [w.text for w in c.words if w.negation] if whole else _negations(c.words, shared)
-    there = [w.text for w in c.window if w.negation] if whole else _negations(c.window, shared)
-    if len(said) > len(there):  # "did not" against "did"; "is not no end" against "is no end"
-        return CONTRADICTED, f"says \u2018{said[0]}\u2019, the source does not"
-    if len(there) > len(said):
-        return CONTRADICTED, f"the source says \u2018{there[0]}\u2019, the claim does not"
-    return None
-
-
-def _negations(words: list[Word], keys: set[str]) -> list[str]:
-    """The negations that bear on one of these keys: the next content word within six, in the same clause."""
-    out = []
-    for i, w in enumerate(words):
-        if w.negation:
-            bears = next((x for x in words[i + 1:i + 7] if x.key or x is BREAK), None)
-            if bears is not None and bears.key in keys:
-                out.append(w.text)
-    return out
+    found = polarity(c.words, c.window)
+    if found is None:
+        return None
+    side, word = found
+    return CONTRADICTED, (f"says \u2018{word}\u2019, the source does not" if side == "claim"
+                          else f"the source says \u2018{word}\u2019, the claim does not")
 
 
 def _direction(c: _Case) -> Found:
-    """A direction the claim says more often than its passage, where the passage says its opposite more often."""
+    """A direction whose opposite alone the passage gives about the same thing."""
     if c.share < ALIGNED:
         return None
-    shared = {w.key for w in c.content} & c.keys
-    mine = [w for w in _span(c.words, shared, 6, 6) if w.direction]
-    span = [w for w in _span(c.window, shared | {w.key for w in mine}, 6, 6) if w.direction]
-    said: Counter[tuple[str, int]] = Counter(w.direction for w in mine if w.direction)
-    there: Counter[tuple[str, int]] = Counter(w.direction for w in span if w.direction)
-    for (axis, sign), n in said.items():
-        if n > there[(axis, sign)] and there[(axis, -sign)] > said[(axis, -sign)]:
-            claim_word = next(w.text for w in mine if w.direction == (axis, sign))
-            source_word = next(w.text for w in span if w.direction == (axis, -sign))
-            return CONTRADICTED, f"says \u2018{claim_word}\u2019, the source says \u2018{source_word}\u2019"
-    return None
+    found = reversed_direction(c.words, c.window)
+    return (CONTRADICTED, f"says \u2018{found[0]}\u2019, the source says \u2018{found[1]}\u2019") if found else None
+
+
+def _roles(c: _Case) -> Found:
+    """A name doing what, in the passage, only other names do."""
+    if c.share < ALIGNED:
+        return None
+    found = swapped_role(c.words, c.window)
+    return (UNSUPPORTED, f"in the source, \u2018{found[1]}\u2019 is not said of \u2018{found[0]}\u2019") if found \
+        else None
 
 
 def _words(c: _Case) -> Found:

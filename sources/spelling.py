@@ -17,7 +17,7 @@ _FOLD = str.maketrans({"’": "'", "‘": "'", "–": "-", "—": "-", "−": "-
 # (pattern, replacement), in order; each only where a tokeniser's spacing is the one reading
 _RESPACE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?<![\d,.])\d{1,3}(?: , \d{3})+(?!\d)"), lambda m: m.group(0).replace(" , ", ",")),  # "26 , 000"
-    (re.compile(r"(?<![\d,.])(\d{1,3}), (?=000(?!\d))"), r"\1,"),  # "26, 000"
+    (re.compile(r"(?<![\d,.])(\d{1,3}), (?=\d{3}(?![\d,]))"), r"\1,"),  # "26, 000"
     (re.compile(r"(?<=\d) \. (?=\d)"), "."),  # "3 . 5"
     (re.compile(r"((?:^|[\s(])(?:US)?[$€£¥₹]) (?=\d)"), r"\1"),  # "£ 289"
     (re.compile(r"(?<=\d) (?=%)"), ""),  # "5 %"
@@ -27,7 +27,7 @@ _RESPACE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?i)(?<=\w) (n't)\b"), r"\1"),  # "do n't"
     (re.compile(r"(?i)(?<=\w) ('(?:s|re|ve|ll|d|m))\b"), r"\1"),  # "city 's"
 ]
-_SPACED = re.compile(r"\d [,.%-] ?\d?|[$€£¥₹] \d| n't| '[a-z]")
+_SPACED = re.compile(r"\d [,.%-]|\d, \d{3}\b|[$€£¥₹] \d| n't| '[a-z]")
 
 
 def fold(text: str) -> str:
