@@ -86,8 +86,8 @@ _HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in
     ("over", r"over|more than|upwards of|exceeding|at least|in excess of|above"),
     ("under", r"under|less than|fewer than|nearly|almost|up to|close to|below"),
     ("about", r"about|around|approximately|approx\.?|roughly|some|estimated"))]
-HEDGE_RANGE = {"over": (Decimal(1), Decimal("1.5")), "under": (Decimal("0.7"), Decimal(1)),
-               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / the claim's
+HEDGE_RANGE = {"over": (Decimal(1), Decimal("1.25")), "under": (Decimal("0.8"), Decimal(1)),
+               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / a round claim's (2 digits)
 _QUOTED = re.compile(r"“([^”\n]{3,300})”|\"([^\"\n]{3,300})\"")
 _URL = re.compile(r"https?://[^\s<>\"'`]+|www\.[^\s<>\"'`]+")
 # times (7:14), scores and ratios (6-2, 24/7), fractions (1-1/2): checked as written, digit for digit
@@ -339,7 +339,7 @@ def _same_value(fact: Fact, value: Decimal) -> bool:
     assert fact.value is not None
     if value == fact.value:
         return True
-    if fact.hedge and fact.value > 0:
+    if fact.hedge and fact.value > 0 and significant(fact.value) <= 2:
         low, high = HEDGE_RANGE[fact.hedge]
         if low <= value / fact.value <= high:
             return True

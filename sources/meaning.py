@@ -21,15 +21,17 @@ from dataclasses import dataclass
 
 from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
 from sources.lexicon import about_the_source, unframed
-from sources.reading import Passages, Word, read_words
+from sources.reading import Passages, Word, key_of, read_words
 from sources.scope import polarity, reversed_direction, swapped_role
 from sources.spelling import fold
+from sources.wordnet import synonyms
 
 SUPPORTED, CONTRADICTED, UNSUPPORTED, UNCHECKED = "supported", "contradicted", "unsupported", "unchecked"
 PASSAGE_CHARS = 600  # characters of the aligned passage a verdict carries
 SPARE = 5  # one content word in this many may be a rewording the synonym table does not know
 ALIGNED = 0.5  # the share of the claim's words its passage must hold before negations and directions are compared
 SAME_PASSAGE = 0.8
+WHOLE = 0.9  # the share of its sentence's words a claim restates to be compared with all of it
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,10 @@ def _figures(c: _Case) -> Found:
         other = "" if found else _others(fact, c.passage, about, {f for f, _ in placed})
         if other:  # nowhere in the source, and the passage gives another figure of the same thing
             return CONTRADICTED, f"says {_short(fact.text)}, the source says {_short(other)}"
-        if found >= needed:
-            continue  # in the source, if not in the sentence the claim restates
+        if found >= needed:  # in the source, but not in the sentence the claim restates, which says another
+            if _others(fact, c.passage, about, {f for f, _ in placed}):
+                return UNSUPPORTED, f"the passage it restates does not say {_short(fact.text)}"
+            continue
         return UNSUPPORTED, f"{_short(fact.text)} is nowhere in the source"
     return None
 
@@ -148,7 +152,8 @@ def _negation(c: _Case) -> Found:
     """A negation on one side on words the other says plainly ("did not carry" against "carried")."""
     if c.share < ALIGNED:
         return None
-    found = polarity(c.words, c.window)
+    shared = {w.key for w in c.content} & c.keys
+    found = polarity(c.words, c.window, whole=c.one and len(shared) >= WHOLE * len(c.keys))
     if found is None:
         return None
     side, word = found
@@ -175,9 +180,12 @@ def _roles(c: _Case) -> Found:
 
 def _words(c: _Case) -> Found:
     plain = [w for w in c.content if w.key[0] != "#"]
-    missing = [w.text for w in plain if w.key not in c.source.keys]
+    missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)]
     if len(missing) > math.floor(len(plain) / SPARE):
         return UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source"
     return None
 
 
+def _reworded(word: str, keys: set[str]) -> bool:
+    """A word the source does not write, one of whose WordNet synonyms it does (wordnet.py; no match without it)."""
+    return any(key_of(s) in keys for s in synonyms(word))

@@ -66,10 +66,16 @@ def _word(w: str) -> Word:
     elif lower in STOP or lower in UNIT_WORDS or len(lower) < 2 or len(lower) < 3 and not w.isupper():
         word = Word(w, "")
     else:
-        word = Word(w, SYNONYMS.get(lower) or SYNONYMS.get(stem(lower)) or stem(lower), name=w[0].isupper())
+        word = Word(w, key_of(lower), name=w[0].isupper())
     if len(_WORDS) < 200_000:
         _WORDS[w] = word
     return word
+
+
+def key_of(word: str) -> str:
+    """What a content word matches on: its synonym group in lexicon.py, else its stem."""
+    lower = plain(word)
+    return SYNONYMS.get(lower) or SYNONYMS.get(stem(lower)) or stem(lower)
 
 
 class Passages:

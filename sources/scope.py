@@ -2,14 +2,15 @@
 of its passage's own words can still say otherwise (meaning.py asks these once a claim is aligned).
 
 - A negation bears on the content words after it in its clause ("did not carry the bill": carry, bill). A
-  claim's negation is a contradiction only where the passage says two of those words, with the word before
-  it, and no negation of its own bears on them ("no fixed plans" against "no plans" is the same negation); the same
+  claim's negation is a contradiction only where the passage says those words (two of them, or one and the
+  word before the negation), and no negation of its own bears on them ("no fixed plans" against "no plans" is
+  the same negation); the same
   the other way round.
 - A direction word (rose/fell, won/lost, before/after ...) bears on its neighbours in its clause. A claim's
   direction is a contradiction only where the passage gives the opposite one about the same thing (a neighbour
-  on the same side: "profits rose" against "profits fell"; for winning and losing, the same one before it:
-  "City beat United" is not "United lost to City"), and not the claim's own; a claim that says both ("failed to
-  win") is not compared on that axis. A direction under a negation ("did not rise") is no direction.
+  on the same side: "profits rose" against "profits fell"; for winning and losing, the same word just before:
+  "City beat United" is not "United lost to City"), and not the claim's own; a claim that says both together ("failed
+  to win") is not compared there. A direction under a negation ("did not rise") is no direction.
 - A name of the claim right before a past verb it shares with its passage ("McManus scored") is a role
   swapped when, in the passage, only other names stand right before that verb ("Forbes scored", McManus named
   elsewhere); a passive "by" is read as the doer.
@@ -23,6 +24,7 @@ from sources.reading import BREAK, Word
 
 SCOPE = 4  # content words after a negation that it bears on
 NEAR = 3  # words either side of a direction or a name that say what it is about
+_ANSWER = frozenset({"but", "and", "or", "i", "thanks", "thank", "sorry", "way"})
 _NOT_NEGATING = frozenset({"only", "just", "merely", "simply", "least", "longer"})  # not only, not just, no longer
 
 
@@ -62,8 +64,10 @@ def negations(words: list[Word]) -> list[Negation]:
     """Each negation of a text with what it bears on (`not only`, `not just`, `no longer` are none)."""
     out = []
     for i, w in enumerate(words):
-        if not w.negation or i + 1 < len(words) and words[i + 1].text.casefold() in _NOT_NEGATING:
-            continue
+        following = words[i + 1] if i + 1 < len(words) else BREAK
+        if not w.negation or following.text.casefold() in _NOT_NEGATING or w.text == "No" and i > 0 or \
+                w.text.casefold() == "no" and (following is BREAK or following.text.casefold() in _ANSWER):
+            continue  # "not only"; a quoted "No"; "no, but ...": an answer, not a negation
         after = _clause_after(words, i, SCOPE)
         if after:
             before = _clause_before(words, i, 1)
@@ -72,15 +76,18 @@ def negations(words: list[Word]) -> list[Negation]:
     return out
 
 
-def polarity(claim: list[Word], window: list[Word]) -> tuple[str, str] | None:
-    """("claim" or "source", the negation) where one side negates what the other says plainly, else None."""
+def polarity(claim: list[Word], window: list[Word], whole: bool = False) -> tuple[str, str] | None:
+    """("claim" or "source", the negation) where one side negates what the other says plainly, else None.
+    `whole`: the claim restates its passage's one sentence, so the word negated is enough."""
     for side, mine, theirs, other in (("claim", negations(claim), negations(window), window),
                                       ("source", negations(window), negations(claim), claim)):
         keys = {w.key for w in other if w.key}
         for neg in mine:
             if any(neg.scope & n.scope for n in theirs):
                 continue  # the other side negates the same words
-            if neg.head in keys and len(neg.scope & keys) >= 2 and neg.before in keys:
+            shared = len(neg.scope & keys)
+            if neg.head in keys and (whole or shared >= min(2, len(neg.scope)) and
+                                     (neg.before in keys if neg.before else shared >= 2)):
                 return side, neg.word
     return None
 
@@ -90,10 +97,12 @@ class Direction:
     """A direction word with the keys of its neighbours on each side."""
 
     word: str
+    at: int
     axis: str
     sign: int
     left: frozenset[str]
     right: frozenset[str]
+    nearest: str  # the content word just before it: who wins or loses
 
 
 def directions(words: list[Word]) -> list[Direction]:
@@ -107,9 +116,9 @@ def directions(words: list[Word]) -> list[Direction]:
             continue
         left = _clause_before(words, i, NEAR) or _clause_before(words, i, NEAR, cross=True)
         right = _clause_after(words, i, NEAR)
-        out.append(Direction(w.text, w.direction[0], w.direction[1],
+        out.append(Direction(w.text, i, w.direction[0], w.direction[1],
                              frozenset(x.key for x in left if not x.direction),
-                             frozenset(x.key for x in right if not x.direction)))
+                             frozenset(x.key for x in right if not x.direction), left[0].key if left else ""))
     return out
 
 
@@ -118,12 +127,11 @@ def reversed_direction(claim: list[Word], window: list[Word]) -> tuple[str, str]
     thing, else None."""
     theirs = directions(window)
     mine = directions(claim)
-    both = {d.axis for d in mine if any(e.axis == d.axis and e.sign == -d.sign for e in mine)}
     for d in mine:
-        if d.axis in both:
-            continue  # "failed to win", "open all year, closed in winter": the claim says both
-        same = [t for t in theirs
-                if t.axis == d.axis and (d.left & t.left or d.axis != "outcome" and d.right & t.right)]
+        if any(e.axis == d.axis and e.sign == -d.sign and abs(e.at - d.at) <= NEAR for e in mine):
+            continue  # "failed to win": the claim says both
+        same = [t for t in theirs if t.axis == d.axis and (d.nearest and d.nearest == t.nearest if d.axis == "outcome"
+                                                            else d.left & t.left or d.right & t.right)]
         if same and all(t.sign == -d.sign for t in same):
             return d.word, same[0].word
     return None
