@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property, lru_cache
 
 from sources.spelling import fold
 
@@ -21,7 +22,7 @@ _MONTH = (r"(?P<month>Jan(?:uary|\.)?|Feb(?:ruary|\.)?|Mar(?:ch|\.)?|Apr(?:il|\.
           r"|Sep(?:t(?:ember)?)?\.?|Oct(?:ober|\.)?|Nov(?:ember|\.)?|Dec(?:ember|\.)?)")
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>1\d{3}|20\d{2})"
-_DATES = [re.compile(p, re.IGNORECASE) for p in (
+_DATE_PATTERNS = (
     r"\b(?P<year>\d{4})-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b",
     r"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<mon>[01]?\d)\.(?P<year>\d{4})\b",  # 01.08.2019
     rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
@@ -29,7 +30,12 @@ _DATES = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_MONTH}\s+{_DAY}\b(?!\s*[:\d])",
     rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b",
     rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
-)]  # read in any case ("november 1980"), but a lower-case "may" or "march" only with a year
+)
+_DATES = [re.compile(p) for p in _DATE_PATTERNS]
+# a lower-cased text ("november 1980") is read in any case, but a lower-case "may" or "march" only with a year
+_ANY_CASE_DATES = [re.compile(p, re.IGNORECASE) for p in _DATE_PATTERNS]
+_LOWER_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(?:of\s+)?\d|"
+                          r"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)")
 
 # unit spelling -> one name; currency symbols before the number map the same way
 _UNITS = {
@@ -76,10 +82,12 @@ _SMALL = _words("zero one two three four five six seven eight nine ten eleven tw
                 "sixteen seventeen eighteen nineteen twenty")
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _WORDS = {w: i for i, w in enumerate(_SMALL)} | _TENS
-_WORD_NUMBER = re.compile(
-    rf"""\b(?P<word>{'|'.join(_WORDS)})(?:[\s-](?P<unitword>one|two|three|four|five|six|seven|eight|nine))?
+_WORD_NUMBER_RE = rf"""\b(?P<word>{'|'.join(_WORDS)})
+    (?:[\s-](?P<unitword>one|two|three|four|five|six|seven|eight|nine))?
     (?:\s(?P<scale>hundred|thousand|million|billion|trillion))?
-    (?:\s(?P<unit>{_UNIT_RE})(?![\w]))?\b""", re.VERBOSE | re.IGNORECASE)
+    (?:\s(?P<unit>{_UNIT_RE.lower()})(?![\w]))?\b"""
+_WORD_NUMBER = re.compile(_WORD_NUMBER_RE, re.VERBOSE)  # run on the lower-cased text: much faster than IGNORECASE
+_WORD_NUMBER_ANY_CASE = re.compile(_WORD_NUMBER_RE, re.VERBOSE | re.IGNORECASE)
 _HEDGES = re.compile(r"(?i)(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|over|more than|"
                      r"less than|fewer than|under|up to|close to|upwards of|estimated|an estimated|~|>|<)\s*$")
 _HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in (
@@ -152,12 +160,31 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+_MONTH_NAME = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)")
+_MONTH_NAME_ANY_CASE = re.compile(_MONTH_NAME.pattern, re.IGNORECASE)
+
+
+def _month_regions(text: str, any_case: bool) -> list[tuple[int, int]]:
+    """The stretches of a text around its month names (where a date naming its month can be), merged."""
+    out: list[tuple[int, int]] = []
+    for m in (_MONTH_NAME_ANY_CASE if any_case else _MONTH_NAME).finditer(text):
+        start, end = max(0, m.start() - 12), min(len(text), m.start() + 40)
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
 def _dates(text: str) -> tuple[list[tuple[tuple[int | None, int | None, int | None], int, str]], str]:
     """The dates of a text with their positions, and the text with them blanked out."""
     found: list[tuple[tuple[int | None, int | None, int | None], int, str]] = []
     spans: list[tuple[int, int]] = []
-    for pattern in _DATES:
-        for m in pattern.finditer(text):
+    patterns = _ANY_CASE_DATES if _LOWER_MONTH.search(text) else _DATES
+    regions = _month_regions(text, patterns is _ANY_CASE_DATES)
+    for n, pattern in enumerate(patterns):
+        for m in (pattern.finditer(text) if n < 2 else  # numeric dates; then the ones naming a month, near one
+                  (m for start, end in regions for m in pattern.finditer(text, start, end))):
             if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):
                 continue
             g = m.groupdict()
@@ -202,7 +229,8 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
             continue
         hedged = bool(m.group("scale") or m.group("short") or _HEDGES.search(text[max(0, m.start() - 22):m.start()]))
         out.append((read[0], read[1], m.start(), hedged, m.group(0).strip()))
-    for m in _WORD_NUMBER.finditer(text):
+    lower = text.lower()
+    for m in (_WORD_NUMBER.finditer(lower) if len(lower) == len(text) else _WORD_NUMBER_ANY_CASE.finditer(text)):
         value = Decimal(_WORDS[m.group("word").lower()] + (_WORDS[m.group("unitword").lower()]
                                                            if m.group("unitword") else 0))
         if m.group("scale"):
@@ -232,7 +260,8 @@ def claim_facts(claim: str) -> list[Fact]:
     return [fact for fact, _ in placed_facts(claim)]
 
 
-def placed_facts(claim: str) -> list[tuple[Fact, int]]:
+@lru_cache(maxsize=4096)
+def placed_facts(claim: str) -> tuple[tuple[Fact, int], ...]:
     """The claim's facts, each with where it starts in the folded text (quotes, dates, then numbers)."""
     text = fold(_URL.sub(" ", claim))
     facts: list[tuple[Fact, int]] = []
@@ -255,7 +284,7 @@ def placed_facts(claim: str) -> list[tuple[Fact, int]]:
             continue  # "one of the", "two sides": words, not figures
         hedge = next((name for name, pattern in _HEDGE_KINDS if pattern.search(text[max(0, pos - 22):pos])), "")
         facts.append((Fact("number", written, value=value, unit=unit, rounded=hedged, hedge=hedge), pos))
-    return facts
+    return tuple(facts)
 
 
 def context(text: str, pos: int, reach: int = 40) -> set[str]:
@@ -273,7 +302,6 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = fold(text)
-        self.phrases = " " + phrase_key(self.text) + " "
         self.dates, rest = _dates(self.text)
         rest = _URL.sub(lambda m: " " * len(m.group(0)), rest)
         tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(rest)]
@@ -287,6 +315,11 @@ class SourceText:
                       and 1000 <= v <= 2100}
         self._windows: dict[int, set[str]] = {}
         self._best: dict[frozenset[str], int] = {}
+
+    @cached_property
+    def phrases(self) -> str:
+        """The text as phrase keys, for quotations (made on the first quotation: most claims have none)."""
+        return " " + phrase_key(self.text) + " "
 
     def holds(self, fact: Fact, anchors: set[str]) -> bool:
         """True when the fact occurs in this text (a common number: near the claim's own words)."""

@@ -43,6 +43,7 @@ _SCALES = [  # a figure's scale word in other languages, as the fact reader know
     (r"tausend|mille|mil|mila|duizend|тысяч\w*|тыс\.?", "thousand"),
 ]
 _SCALE = [(re.compile(rf"(?<=\d)(\s?)(?:{words})(?!\w)", re.IGNORECASE), english) for words, english in _SCALES]
+_WORD = re.compile(r"[^\W\d_]+")
 _ASCII_LETTERS = re.compile(r"[A-Za-z]")
 _OTHER_LETTERS = re.compile(r"[^\W\d_A-Za-z]")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[^\W\d_][^\W_]*", re.UNICODE)
@@ -64,9 +65,9 @@ def language_of(text: str) -> str | None:
     script, _ = scripts.most_common(1)[0]
     if script != "LATIN":
         return _SCRIPTS.get(script)
-    words = Counter(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
-    letters = Counter(text.casefold())
-    scores = sorted(((sum(words[w] for w in stop) + 2 * sum(letters[c] for c in _LETTERS.get(lang, "")), lang)
+    lower = text.casefold()
+    words = Counter(_WORD.findall(lower))
+    scores = sorted(((sum(words[w] for w in stop) + 2 * sum(lower.count(c) for c in _LETTERS.get(lang, "")), lang)
                      for lang, stop in _WORDS.items()), reverse=True)
     (best, lang), (second, _) = scores[0], scores[1]
     return lang if best >= 2 and best > second else None

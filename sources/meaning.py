@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
 from sources.lexicon import about_the_source, unframed
@@ -100,7 +101,7 @@ def _figures(c: _Case) -> Found:
     if not c.facts:
         return None
     anchors = keywords(c.claim)
-    here = SourceText(c.passage)
+    here = _passage_facts(c.passage)
     placed = placed_facts(c.claim)
     for fact, needed in Counter(c.facts).items():
         found = c.source.facts.count(fact, anchors)
@@ -116,6 +117,12 @@ def _figures(c: _Case) -> Found:
             continue
         return UNSUPPORTED, f"{_short(fact.text)} is nowhere in the source"
     return None
+
+
+@lru_cache(maxsize=256)
+def _passage_facts(passage: str) -> SourceText:
+    """The facts of an aligned passage (kept: the claims of one answer often meet the same passage)."""
+    return SourceText(passage)
 
 
 def _short(text: str, limit: int = 60) -> str:

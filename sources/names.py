@@ -39,17 +39,25 @@ class NameForms:
     """The words a text writes, as plain forms, indexed so that a claim's name finds its other spellings."""
 
     def __init__(self, words: Iterable[str]) -> None:
-        self.forms = {plain(w) for w in words}
+        self.words = words
+        self._forms: set[str] | None = None
         self.prefixes: dict[str, list[str]] = {}
-        for form in self.forms:
-            if len(form) >= ROOT and form.isalpha():
-                self.prefixes.setdefault(form[:ROOT], []).append(form)
+
+    @property
+    def forms(self) -> set[str]:
+        """The text's words as plain forms (made on the first question: most claims ask none)."""
+        if self._forms is None:
+            self._forms = {plain(w) for w in self.words}
+            for form in self._forms:
+                if len(form) >= ROOT and form.isalpha():
+                    self.prefixes.setdefault(form[:ROOT], []).append(form)
+        return self._forms
 
     def has(self, word: str) -> bool:
         """True when the text writes this name: in full, in any case or accents, with or without a plural s, or
         its place for a demonym and its demonym for a place."""
-        w = plain(word)
-        if w in self.forms or w + "s" in self.forms or w.endswith("s") and w[:-1] in self.forms:
+        w, forms = plain(word), self.forms
+        if w in forms or w + "s" in forms or w.endswith("s") and w[:-1] in forms:
             return True
         if any(d in self.forms for d in _PLACES.get(w, ())) or any(p in self.forms for p in _IRREGULAR.get(w,
                                                                                                          "").split()):

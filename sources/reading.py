@@ -91,7 +91,7 @@ class Passages:
             for key in keys:
                 self.index.setdefault(key, []).append(i)
         self.keys = set(self.index)
-        self.names = NameForms({w.text for ws in self.words for w in ws if w.key})
+        self.names = NameForms(w.text for ws in self.words for w in ws if w.key)
 
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one
@@ -121,7 +121,8 @@ def split_sentences(text: str) -> list[str]:
     out, start = [], 0
     lowered = len(_CAPITAL.findall(text)) * 300 < len(text)
     for m in (_ANY_END if lowered else _SENTENCE_END).finditer(text):
-        if m.group(0).strip() or not ABBREVIATION.search(text[start:m.start()].rstrip("\"'”’)]")):
+        word = text[max(start, text.rfind(" ", start, m.start()) + 1):m.start()]  # the word before the stop
+        if m.group(0).strip() or not ABBREVIATION.search(word.rstrip("\"'”’)]")):
             out.append(text[start:m.start()])
             start = m.end()
     out.append(text[start:])
