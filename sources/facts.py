@@ -335,9 +335,9 @@ class SourceText:
             return sum(_same_date(fact.date, date, self.years) for date, _, _ in self.dates)
         found = 0
         for value, unit, pos in self.numbers:
-            if fact.unit and unit != fact.unit or not _same_value(fact, value):
-                continue
-            if not fact.common or self._near(pos, anchors):
+            if fact.unit and unit and unit != fact.unit or not _same_value(fact, value):
+                continue  # a figure the source gives without its unit ("Sheffield on 27") must stand near
+            if not fact.common and (unit or not fact.unit) or self._near(pos, anchors):
                 found += 1
         return found
 

@@ -57,7 +57,8 @@ lot lots kind kinds sort part parts number numbers really actually simply certai
 let lets get gets got getting go goes went gone going make makes made making take takes took taken come comes
 came just new first second last next year years month months week weeks day days time times
 approximately roughly nearly almost additionally furthermore moreover overall notably specifically specific
-unspecified certain particular respectively""")
+unspecified certain particular respectively two three four five six seven eight nine ten twice known considered
+based despite eventually latter further given involving regarding""")
 # after/before, more/less, without, above/below, up/down are stop words for matching, but direction.py reads them
 
 _DOCUMENT = (r"(?:the|this|that)\s+(?:given\s+|provided\s+|above\s+|original\s+)?(?:passage|article|text|document|"
@@ -72,7 +73,8 @@ _FRAMING = re.compile(rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
     (?:(?:additionally|furthermore|moreover|also|overall|in\s+summary|in\s+conclusion|in\s+short|finally|lastly)
     \s*,?\s+)?(?:according\s+to\s+{_DOCUMENT}\s*,\s*|
     (?:{_DOCUMENT}|it)\s+(?:also\s+|then\s+|further\s+|briefly\s+|additionally\s+)?{_TELLS}(?:\s+that|\s*:)?\s+))""")
-_ABOUT_THE_SOURCE = re.compile(rf"(?i)^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"
+_ABOUT_THE_SOURCE = re.compile(rf"(?i)^\W*(?:note\s*:\s*)?(?:the|this)\s+summary\b|"
+                               rf"^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"
                                r"(?:mention|specify|provide|say|state|include|give|contain|indicate|detail)|"
                                r"^\W*(?:there\s+is\s+)?no\s+(?:further\s+|other\s+|additional\s+)?"
                                r"(?:information|details?|mention)\s+(?:is\s+|are\s+)?(?:given|provided|available)\b")

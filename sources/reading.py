@@ -91,7 +91,7 @@ class Passages:
             for key in keys:
                 self.index.setdefault(key, []).append(i)
         self.keys = set(self.index)
-        self.names = NameForms(w.text for ws in self.words for w in ws if w.key)
+        self.names = NameForms(w.text for ws in self.words for w in ws if w.key or w.text.isalpha() and len(w.text) < 4)
 
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one

@@ -3,7 +3,8 @@
 `fold`: NFKC, curly quotes and dashes straightened, no-break spaces folded, and the spacing that tokenised
 texts (research sets, some exports, OCR) put inside figures and words undone: "£ 289" -> "£289", "26 , 000" ->
 "26,000", "5 %" -> "5%", "2 - 0" -> "2-0", "40 - year - old" -> "40-year-old", "do n't" -> "don't", "city 's" ->
-"city's". `plain`: a word without its accents (François -> francois), lower-cased, for matching names.
+"city's", "A.P. McCoy" -> "AP McCoy". `plain`: a word without its accents (François -> francois), lower-cased,
+for matching names.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ _RESPACE: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?<=\d) \. (?=\d)"), "."),  # "3 . 5"
     (re.compile(r"((?:^|[\s(])(?:US)?[$€£¥₹]) (?=\d)"), r"\1"),  # "£ 289"
     (re.compile(r"(?<=\d) (?=%)"), ""),  # "5 %"
-    (re.compile(r"(?<=\d) - (?=\d)"), "-"),  # "2 - 0", "1991 - 2000"
+    (re.compile(r"(?<=\d) --? (?=\d)"), "-"),  # "2 - 0", "1991 -- 2000"
+    (re.compile(r"\b([A-Z])\.([A-Z])\.(?:([A-Z])\.)?(?= [A-Z][a-z])"), lambda m: "".join(g or "" for g in m.groups())),
     (re.compile(r"(?<=\d) - ([a-z]+) - (?=[a-z])"), r"-\1-"),  # "40 - year - old"
     (re.compile(r"(?<=\d) - (?=[a-z])"), "-"),  # "5 - day"
     (re.compile(r"(?i)(?<=\w) (n't)\b"), r"\1"),  # "do n't"
     (re.compile(r"(?i)(?<=\w) ('(?:s|re|ve|ll|d|m))\b"), r"\1"),  # "city 's"
 ]
-_SPACED = re.compile(r"\d [,.%-]|\d, \d{3}\b|[$€£¥₹] \d| n't| '[a-z]")
+_SPACED = re.compile(r"\d [,.%-]|\d, \d{3}\b|[$€£¥₹] \d| n't| '[a-z]|\b[A-Z]\.[A-Z]\.")
 
 
 def fold(text: str) -> str:
