@@ -58,7 +58,8 @@ let lets get gets got getting go goes went gone going make makes made making tak
 came just new first second last next year years month months week weeks day days time times
 approximately roughly nearly almost additionally furthermore moreover overall notably specifically specific
 unspecified certain particular respectively two three four five six seven eight nine ten twice known considered
-based despite eventually latter further given involving regarding""")
+based despite eventually latter further given involving regarding yes yeah okay ok oh
+group speaker speakers participant participants representative""")  # the last: who talks, in a meeting's summary
 # after/before, more/less, without, above/below, up/down are stop words for matching, but direction.py reads them
 
 _DOCUMENT = (r"(?:the|this|that)\s+(?:given\s+|provided\s+|above\s+|original\s+)?(?:passage|article|text|document|"
@@ -71,7 +72,7 @@ _TELLS = (r"(?:discusses|discussed|mentions|mentioned|describes|described|states
           r"tells\s+(?:of|about)|reveals|shows|adds|claims|argues|outlines|details|informs\s+(?:us\s+)?(?:about|of))")
 _FRAMING = re.compile(rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
     (?:(?:additionally|furthermore|moreover|also|overall|in\s+summary|in\s+conclusion|in\s+short|finally|lastly)
-    \s*,?\s+)?(?:according\s+to\s+{_DOCUMENT}\s*,\s*|
+    \s*,?\s+)?(?:(?:according\s+to|in)\s+{_DOCUMENT}\s*,\s*|
     (?:{_DOCUMENT}|it)\s+(?:also\s+|then\s+|further\s+|briefly\s+|additionally\s+)?{_TELLS}(?:\s+that|\s*:)?\s+))""")
 _ABOUT_THE_SOURCE = re.compile(rf"(?i)^\W*(?:note\s*:\s*)?(?:the|this)\s+summary\b|"
                                rf"^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"

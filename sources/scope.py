@@ -58,6 +58,7 @@ class Negation:
     scope: frozenset[str]
     head: str
     before: str
+    after: tuple[str, ...]  # the words it bears on after the first, in order
 
 
 def negations(words: list[Word]) -> list[Negation]:
@@ -72,7 +73,7 @@ def negations(words: list[Word]) -> list[Negation]:
         if after:
             before = _clause_before(words, i, 1)
             out.append(Negation(w.text, frozenset(x.key for x in after), after[0].key,
-                                before[0].key if before else ""))
+                                before[0].key if before else "", tuple(x.key for x in after[1:])))
     return out
 
 
@@ -86,10 +87,18 @@ def polarity(claim: list[Word], window: list[Word], whole: bool = False) -> tupl
             if any(neg.scope & n.scope for n in theirs):
                 continue  # the other side negates the same words
             shared = len(neg.scope & keys)
-            if neg.head in keys and (whole or shared >= min(2, len(neg.scope)) and
-                                     (neg.before in keys if neg.before else shared >= 2)):
+            if neg.head in keys and _in_order(other, neg) and (whole or shared >= min(2, len(neg.scope)) and
+                                                               (neg.before in keys if neg.before else shared >= 2)):
                 return side, neg.word
     return None
+
+
+def _in_order(words: list[Word], neg: Negation) -> bool:
+    """The other side says the negated word followed by another word it bears on ("not using the feature"
+    against "using the feature", not "the feature being used"), or the negation bears on one word only."""
+    rest = set(neg.after)
+    return not rest or any(w.key == neg.head and any(x.key in rest for x in _clause_after(words, i, SCOPE))
+                           for i, w in enumerate(words))
 
 
 @dataclass(frozen=True)
