@@ -95,7 +95,7 @@ _HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in
     ("under", r"under|less than|fewer than|nearly|almost|up to|close to|below"),
     ("about", r"about|around|approximately|approx\.?|roughly|some|estimated"))]
 HEDGE_RANGE = {"over": (Decimal(1), Decimal("1.25")), "under": (Decimal("0.8"), Decimal(1)),
-               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / a round claim's (2 digits)
+               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / a round claim's (_round)
 _QUOTED = re.compile(r"“([^”\n]{3,300})”|\"([^\"\n]{3,300})\"")
 _URL = re.compile(r"https?://[^\s<>\"'`]+|www\.[^\s<>\"'`]+")
 # times (7:14), scores and ratios (6-2, 24/7), fractions (1-1/2): checked as written, digit for digit
@@ -368,11 +368,17 @@ def _pieces(quoted: str) -> list[str]:
     return [k for k in (phrase_key(p) for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quoted)) if k]
 
 
+def _round(value: Decimal) -> bool:
+    """A round figure, the kind a hedge goes with: one significant digit, or two ending in 5 (1.5 million)."""
+    digits = value.normalize().as_tuple().digits
+    return len(digits) == 1 or len(digits) == 2 and digits[-1] == 5
+
+
 def _same_value(fact: Fact, value: Decimal) -> bool:
     assert fact.value is not None
     if value == fact.value:
         return True
-    if fact.hedge and fact.value > 0 and significant(fact.value) <= 2:
+    if fact.hedge and fact.value > 0 and _round(fact.value):
         low, high = HEDGE_RANGE[fact.hedge]
         if low <= value / fact.value <= high:
             return True

@@ -64,12 +64,14 @@ group speaker speakers participant participants representative""")  # the last: 
 
 _DOCUMENT = (r"(?:the|this|that)\s+(?:given\s+|provided\s+|above\s+|original\s+)?(?:passage|article|text|document|"
              r"source|summary|story|report|piece|excerpt|extract|content|post|page|snippet|conversation|dialogue|"
-             r"transcript|email|call|meeting|discussion|news|paragraph)")
+             r"transcript|email|call|meeting|discussion|news|paragraph|podcast|episode|author|writer|narrator)")
 _TELLS = (r"(?:discusses|discussed|mentions|mentioned|describes|described|states|stated|says|said|notes|noted|"
           r"reports|reported|highlights|highlighted|explains|explained|covers|covered|talks\s+about|is\s+about|"
           r"focuses\s+on|provides\s+(?:information\s+)?(?:about|on)|presents|suggests|indicates|emphasi[sz]es|"
           r"delves\s+into|touches\s+(?:on|upon)|concludes|goes\s+on\s+to\s+(?:say|describe|explain|mention)|"
-          r"tells\s+(?:of|about)|reveals|shows|adds|claims|argues|outlines|details|informs\s+(?:us\s+)?(?:about|of))")
+          r"tells\s+(?:of|about)|reveals|shows|adds|claims|argues|outlines|details|informs\s+(?:us\s+)?(?:about|of)|"
+          r"showcases|specifies|introduces|underscores|illustrates|explores|examines|summari[sz]es|recounts|lists|"
+          r"begins\s+with|commences\s+with|starts\s+with|ends\s+with|includes)")
 _FRAMING = re.compile(rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
     (?:(?:additionally|furthermore|moreover|also|overall|in\s+summary|in\s+conclusion|in\s+short|finally|lastly)
     \s*,?\s+)?(?:(?:according\s+to|in)\s+{_DOCUMENT}\s*,\s*|

@@ -25,7 +25,7 @@ from sources.reading import BREAK, Word
 SCOPE = 4  # content words after a negation that it bears on
 NEAR = 3  # words either side of a direction or a name that say what it is about
 _ANSWER = frozenset({"but", "and", "or", "i", "thanks", "thank", "sorry", "way"})
-_NOT_NEGATING = frozenset({"only", "just", "merely", "simply", "least", "longer"})  # not only, not just, no longer
+_NOT_NEGATING = frozenset({"only", "just", "merely", "least", "longer"})  # not only, not just, no longer
 
 
 def _clause_after(words: list[Word], i: int, limit: int, cross: bool = False) -> list[Word]:
@@ -69,7 +69,7 @@ def negations(words: list[Word]) -> list[Negation]:
         if not w.negation or following.text.casefold() in _NOT_NEGATING or w.text == "No" and i > 0 or \
                 w.text.casefold() == "no" and (following is BREAK or following.text.casefold() in _ANSWER):
             continue  # "not only"; a quoted "No"; "no, but ...": an answer, not a negation
-        after = _clause_after(words, i, SCOPE)
+        after = _clause_after(words, i, SCOPE) or _clause_after(words, i, SCOPE, cross=True)  # "not, however,"
         if after:
             before = _clause_before(words, i, 1)
             out.append(Negation(w.text, frozenset(x.key for x in after), after[0].key,
