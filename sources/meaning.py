@@ -187,7 +187,8 @@ def _roles(c: _Case) -> Found:
 
 def _words(c: _Case) -> Found:
     plain = [w for w in c.content if w.key[0] != "#"]
-    missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)]
+    missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)
+               and not (w.name and c.source.names.has(w.text))]  # Belgian for Belgium
     if len(missing) > math.floor(len(plain) / SPARE):
         return UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source"
     return None

@@ -84,8 +84,8 @@ def polarity(claim: list[Word], window: list[Word], whole: bool = False) -> tupl
                                       ("source", negations(window), negations(claim), claim)):
         keys = {w.key for w in other if w.key}
         for neg in mine:
-            if any(neg.scope & n.scope for n in theirs):
-                continue  # the other side negates the same words
+            if any(neg.scope & n.scope and (not neg.before or not n.before or neg.before == n.before) for n in theirs):
+                continue  # the other side negates the same words (of the same subject, where both name one)
             shared = len(neg.scope & keys)
             if neg.head in keys and _in_order(other, neg) and (whole or shared >= min(2, len(neg.scope)) and
                                                                (neg.before in keys if neg.before else shared >= 2)):
@@ -167,7 +167,7 @@ def swapped_role(claim: list[Word], window: list[Word]) -> tuple[str, str] | Non
     """(the claim's name, the verb) where the passage has that verb done only by other names, else None."""
     names = {w.key for w in window if w.name}
     for i, w in enumerate(claim):
-        if not w.name or w.key not in names or i > 0 and claim[i - 1].text.casefold() == "by":
+        if w.key not in names or i > 0 and claim[i - 1].text.casefold() == "by":  # a name of the passage
             continue
         act = _deed(claim, i)
         if act is None:
