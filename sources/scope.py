@@ -167,7 +167,7 @@ def swapped_role(claim: list[Word], window: list[Word]) -> tuple[str, str] | Non
     """(the claim's name, the verb) where the passage has that verb done only by other names, else None."""
     names = {w.key for w in window if w.name}
     for i, w in enumerate(claim):
-        if w.key not in names or i > 0 and claim[i - 1].text.casefold() == "by":  # a name of the passage
+        if w.key not in names or not (w.name or i == 0) or i > 0 and claim[i - 1].text.casefold() == "by":
             continue
         act = _deed(claim, i)
         if act is None:
@@ -179,8 +179,8 @@ def swapped_role(claim: list[Word], window: list[Word]) -> tuple[str, str] | Non
 
 
 def _doers(words: list[Word], key: str) -> set[str]:
-    """The names that do what this key says in a text: the name just before it (`has`, `had` between), or
-    after a `by` just after it."""
+    """The names that do what this key says in a text: the name just before it, all its words (`has`, `had`
+    between), or after a `by` just after it."""
     out: set[str] = set()
     for j, x in enumerate(words):
         if x.key != key:
@@ -191,6 +191,7 @@ def _doers(words: list[Word], key: str) -> set[str]:
         k = j - 1
         if k >= 0 and words[k].text.casefold() in _PERFECT:
             k -= 1
-        if k >= 0 and words[k].name:
+        while k >= 0 and words[k].name:  # the whole name: Mayor Ana Ruiz
             out.add(words[k].key)
+            k -= 1
     return out
