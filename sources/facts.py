@@ -14,28 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cached_property, lru_cache
 
+from sources.dates import MONTHS, blank, dates_of, same_date, years_of
 from sources.spelling import fold
-
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
-           "nov": 11, "dec": 12}
-_MONTH = (r"(?P<month>Jan(?:uary|\.)?|Feb(?:ruary|\.)?|Mar(?:ch|\.)?|Apr(?:il|\.)?|May|June?|July?|Aug(?:ust|\.)?"
-          r"|Sep(?:t(?:ember)?)?\.?|Oct(?:ober|\.)?|Nov(?:ember|\.)?|Dec(?:ember|\.)?)")
-_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>1\d{3}|20\d{2})"
-_DATE_PATTERNS = (
-    r"\b(?P<year>\d{4})-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b",
-    r"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<mon>[01]?\d)\.(?P<year>\d{4})\b",  # 01.08.2019
-    rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
-    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b",
-    rf"\b{_MONTH}\s+{_DAY}\b(?!\s*[:\d])",
-    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b",
-    rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
-)
-_DATES = [re.compile(p) for p in _DATE_PATTERNS]
-# a lower-cased text ("november 1980") is read in any case, but a lower-case "may" or "march" only with a year
-_ANY_CASE_DATES = [re.compile(p, re.IGNORECASE) for p in _DATE_PATTERNS]
-_LOWER_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(?:of\s+)?\d|"
-                          r"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)")
 
 # unit spelling -> one name; currency symbols before the number map the same way
 _UNITS = {
@@ -149,54 +129,8 @@ def stem(word: str) -> str:
 def keywords(text: str) -> set[str]:
     """The stems of a text's content words (4+ letters, not stop words or month names)."""
     words = re.findall(r"[^\W\d_]{4,}", fold(text))
-    return {stem(w) for w in words if w.casefold() not in _STOP and w.casefold()[:3] not in _MONTHS
+    return {stem(w) for w in words if w.casefold() not in _STOP and w.casefold()[:3] not in MONTHS
             and w.casefold() not in _WORDS}
-
-
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
-    out = list(text)
-    for start, end in spans:
-        out[start:end] = " " * (end - start)
-    return "".join(out)
-
-
-_MONTH_NAME = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)")
-_MONTH_NAME_ANY_CASE = re.compile(_MONTH_NAME.pattern, re.IGNORECASE)
-
-
-def _month_regions(text: str, any_case: bool) -> list[tuple[int, int]]:
-    """The stretches of a text around its month names (where a date naming its month can be), merged."""
-    out: list[tuple[int, int]] = []
-    for m in (_MONTH_NAME_ANY_CASE if any_case else _MONTH_NAME).finditer(text):
-        start, end = max(0, m.start() - 12), min(len(text), m.start() + 40)
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
-    return out
-
-
-def _dates(text: str) -> tuple[list[tuple[tuple[int | None, int | None, int | None], int, str]], str]:
-    """The dates of a text with their positions, and the text with them blanked out."""
-    found: list[tuple[tuple[int | None, int | None, int | None], int, str]] = []
-    spans: list[tuple[int, int]] = []
-    patterns = _ANY_CASE_DATES if _LOWER_MONTH.search(text) else _DATES
-    regions = _month_regions(text, patterns is _ANY_CASE_DATES)
-    for n, pattern in enumerate(patterns):
-        for m in (pattern.finditer(text) if n < 2 else  # numeric dates; then the ones naming a month, near one
-                  (m for start, end in regions for m in pattern.finditer(text, start, end))):
-            if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):
-                continue
-            g = m.groupdict()
-            if g.get("month") in ("may", "march", "mar") and not g.get("year"):
-                continue  # "5 may be", "march 3 miles": verbs
-            month = int(g["mon"]) if g.get("mon") else _MONTHS[g["month"][:3].lower()]
-            day = int(g["day"]) if g.get("day") else None
-            if day is not None and not 1 <= day <= 31 or not 1 <= month <= 12:
-                continue
-            found.append(((int(g["year"]) if g.get("year") else None, month, day), m.start(), m.group(0)))
-            spans.append((m.start(), m.end()))
-    return found, _blank(text, spans)
 
 
 def _value(num: str, scale: str | None, short: str | None, unit: str | None,
@@ -241,20 +175,6 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
     return out
 
 
-_YEAR_SPAN = re.compile(r"(1\d{3}|20\d{2})[-/](\d{2}|1\d{3}|20\d{2})")
-
-
-def _years(token: str) -> list[int]:
-    """The two years of a span of years (1991-2000, 2007-11), or none."""
-    m = _YEAR_SPAN.fullmatch(token)
-    if not m:
-        return []
-    first, second = int(m.group(1)), int(m.group(2))
-    if second < 100:
-        second += first - first % 100 + (100 if second < first % 100 else 0)
-    return [first, second] if second > first else []
-
-
 def claim_facts(claim: str) -> list[Fact]:
     """The checkable facts of one claim: quoted phrases, dates, then numbers with their units."""
     return [fact for fact, _ in placed_facts(claim)]
@@ -271,10 +191,10 @@ def placed_facts(claim: str) -> tuple[tuple[Fact, int], ...]:
         if len(phrase.split()) >= 2:
             facts.append((Fact("quote", phrase, phrase=phrase_key(phrase)), m.start()))
             quote_spans.append((m.start(), m.end()))
-    dates, text = _dates(_blank(text, quote_spans))
+    dates, text = dates_of(blank(text, quote_spans))
     facts += [(Fact("date", written, date=date), pos) for date, pos, written in dates]
     for m in _TOKEN.finditer(text):
-        years = _years(m.group(0))
+        years = years_of(m.group(0))
         facts += [(Fact("number", str(y), value=Decimal(y)), m.start()) for y in years] if years else \
             [(Fact("token", m.group(0), phrase=m.group(0)), m.start())]
     text = _TOKEN.sub(lambda m: " " * len(m.group(0)), text)
@@ -302,13 +222,13 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = fold(text)
-        self.dates, rest = _dates(self.text)
+        self.dates, rest = dates_of(self.text)
         rest = _URL.sub(lambda m: " " * len(m.group(0)), rest)
         tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(rest)]
         self.tokens = [token for token, _ in tokens]
         rest = _TOKEN.sub(lambda m: " " * len(m.group(0)), rest)
         self.numbers = [(value, unit, pos) for value, unit, pos, _, _ in _numbers(rest)]
-        self.numbers += [(Decimal(year), "", pos) for token, pos in tokens for year in _years(token)]
+        self.numbers += [(Decimal(year), "", pos) for token, pos in tokens for year in years_of(token)]
         self.numbers += [(Decimal(part), "", pos) for date, pos, _ in self.dates  # a date's year and day
                          for part in (date[0], date[2]) if part is not None]
         self.years = {int(v) for v, u, _ in self.numbers if not u and v == v.to_integral_value()
@@ -332,7 +252,7 @@ class SourceText:
         if fact.kind == "token":
             return self.tokens.count(fact.phrase)
         if fact.kind == "date":
-            return sum(_same_date(fact.date, date, self.years) for date, _, _ in self.dates)
+            return sum(same_date(fact.date, date, self.years) for date, _, _ in self.dates)
         found = 0
         for value, unit, pos in self.numbers:
             if fact.unit and unit and unit != fact.unit or not _same_value(fact, value):
@@ -388,14 +308,3 @@ def _same_value(fact: Fact, value: Decimal) -> bool:
     exponent = value.adjusted() - digits + 1
     quantum = Decimal(1).scaleb(exponent)
     return value.quantize(quantum, rounding="ROUND_HALF_UP") == fact.value.quantize(quantum)
-
-
-def _same_date(claim: tuple[int | None, int | None, int | None], source: tuple[int | None, int | None, int | None],
-               years: set[int]) -> bool:
-    year, month, day = claim
-    s_year, s_month, s_day = source
-    if month != s_month or (day is not None and s_day != day):
-        return False
-    if year is None or s_year == year:
-        return True
-    return s_year is None and year in years  # "on March 3" in a page that names 2021 elsewhere

@@ -1,16 +1,20 @@
 """What a claim says, judged against the passage of its source that best matches it; no model needed.
 
-The source is cut into sentences and indexed by content word (lexicon.py: a light stem, a synonym's group,
-a direction word's axis and sign). A claim is aligned with the one sentence, or two neighbouring ones, that
-hold most of its words; then, in that order:
-- a name of the claim that is nowhere in the source: unsupported;
+The source is cut into sentences and indexed by content word (reading.py: a light stem, a synonym's group,
+a direction word's axis and sign). A claim, without a summary's framing ("The passage discusses ..."), is
+aligned with the one sentence, or two neighbouring ones, that hold most of its words; then, in that order:
+- a name of the claim that the source writes in no spelling (names.py): unsupported;
 - a figure or date that is not in the source: contradicted when the passage gives another one of the same
-  kind, else unsupported (figures are read by facts.py);
-- a negation the passage lacks, or one it has that the claim lacks, around the words they share: contradicted;
-- a direction (rose/fell, more/less, before/after, largest/smallest, won/lost ...) whose opposite alone is in
-  the passage: contradicted;
-- more content words nowhere in the source than a rewording explains: unsupported;
-- else supported. Only a source without text leaves a claim unchecked.
+  kind with the same words around it, else unsupported (figures are read by facts.py);
+- a negation on words the passage says plainly, or one the passage has on words the claim says plainly
+  (scope.py): contradicted;
+- a direction (rose/fell, more/less, before/after, largest/smallest, won/lost ...) whose opposite alone the
+  passage gives about the same thing: contradicted;
+- a name doing what, in the passage, only another name does: unsupported;
+- more content words nowhere in the source than a rewording explains (lexicon.py's table, WordNet where the
+  system has it): unsupported;
+- else supported: its names, figures and words are in the passage, read in order (not a proof that it is
+  true). Only a source without text, or a claim saying nothing checkable, leaves it unchecked.
 """
 
 from __future__ import annotations
@@ -68,8 +72,8 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
         found = check(case)
         if found is not None:
             return Judgement(found[0], found[1], passage[:PASSAGE_CHARS])
-    return Judgement(SUPPORTED, "its names, figures and words are in the passage" if share >= SAME_PASSAGE
-                     else "its names, figures and words are in the source", passage[:PASSAGE_CHARS])
+    where = "in the passage, read in order" if share >= SAME_PASSAGE else "in the source"
+    return Judgement(SUPPORTED, f"its names, figures and words are {where}", passage[:PASSAGE_CHARS])
 
 
 @dataclass
