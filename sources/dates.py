@@ -5,6 +5,7 @@ text; Sept. 4) and spans of years (1991-2000, 2007-11): what facts.py reads a cl
 from __future__ import annotations
 
 import re
+from functools import cache
 
 Date = tuple[int | None, int | None, int | None]  # year, month, day: any may be unknown
 
@@ -25,7 +26,13 @@ _DATE_PATTERNS = (
 )
 _DATES = [re.compile(p) for p in _DATE_PATTERNS]
 # a lower-cased text ("november 1980") is read in any case, but a lower-case "may" or "march" only with a year
-_ANY_CASE_DATES = [re.compile(p, re.IGNORECASE) for p in _DATE_PATTERNS]
+@cache
+def _any_case_dates() -> list[re.Pattern[str]]:
+    """The date patterns in any case (compiled on the first lower-cased text: not at import)."""
+    return [re.compile(p, re.IGNORECASE) for p in _DATE_PATTERNS]
+
+
+
 _LOWER_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+(?:of\s+)?\d|"
                           r"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)")
 
@@ -57,8 +64,9 @@ def dates_of(text: str) -> tuple[list[tuple[Date, int, str]], str]:
     """The dates of a text with their positions, and the text with them blanked out."""
     found: list[tuple[Date, int, str]] = []
     spans: list[tuple[int, int]] = []
-    patterns = _ANY_CASE_DATES if _LOWER_MONTH.search(text) else _DATES
-    regions = _month_regions(text, patterns is _ANY_CASE_DATES)
+    any_case = bool(_LOWER_MONTH.search(text))
+    patterns = _any_case_dates() if any_case else _DATES
+    regions = _month_regions(text, any_case)
     for n, pattern in enumerate(patterns):
         for m in (pattern.finditer(text) if n < 2 else  # numeric dates; then the ones naming a month, near one
                   (m for start, end in regions for m in pattern.finditer(text, start, end))):

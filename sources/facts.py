@@ -67,7 +67,6 @@ _WORD_NUMBER_RE = rf"""\b(?P<word>{'|'.join(_WORDS)})
     (?:\s(?P<scale>hundred|thousand|million|billion|trillion))?
     (?:\s(?P<unit>{_UNIT_RE.lower()})(?![\w]))?\b"""
 _WORD_NUMBER = re.compile(_WORD_NUMBER_RE, re.VERBOSE)  # run on the lower-cased text: much faster than IGNORECASE
-_WORD_NUMBER_ANY_CASE = re.compile(_WORD_NUMBER_RE, re.VERBOSE | re.IGNORECASE)
 _HEDGES = re.compile(r"(?i)(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|over|more than|"
                      r"less than|fewer than|under|up to|close to|upwards of|estimated|an estimated|~|>|<)\s*$")
 _HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in (
@@ -163,8 +162,10 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
             continue
         hedged = bool(m.group("scale") or m.group("short") or _HEDGES.search(text[max(0, m.start() - 22):m.start()]))
         out.append((read[0], read[1], m.start(), hedged, m.group(0).strip()))
-    lower = text.lower()
-    for m in (_WORD_NUMBER.finditer(lower) if len(lower) == len(text) else _WORD_NUMBER_ANY_CASE.finditer(text)):
+    lower = text.lower()  # the same length but for a few letters (İ); then the slower pattern in any case
+    found = _WORD_NUMBER.finditer(lower) if len(lower) == len(text) else \
+        re.finditer(_WORD_NUMBER_RE, text, re.VERBOSE | re.IGNORECASE)
+    for m in found:
         value = Decimal(_WORDS[m.group("word").lower()] + (_WORDS[m.group("unitword").lower()]
                                                            if m.group("unitword") else 0))
         if m.group("scale"):

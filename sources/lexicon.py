@@ -72,28 +72,28 @@ _TELLS = (r"(?:discusses|discussed|mentions|mentioned|describes|described|states
           r"tells\s+(?:of|about)|reveals|shows|adds|claims|argues|outlines|details|informs\s+(?:us\s+)?(?:about|of)|"
           r"showcases|specifies|introduces|underscores|illustrates|explores|examines|summari[sz]es|recounts|lists|"
           r"begins\s+with|commences\s+with|starts\s+with|ends\s+with|includes)")
-_FRAMING = re.compile(rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
+_FRAMING = (rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
     (?:(?:additionally|furthermore|moreover|also|overall|in\s+summary|in\s+conclusion|in\s+short|finally|lastly)
     \s*,?\s+)?(?:(?:according\s+to|in)\s+{_DOCUMENT}\s*,\s*|
     (?:{_DOCUMENT}|it)\s+(?:also\s+|then\s+|further\s+|briefly\s+|additionally\s+)?{_TELLS}(?:\s+that|\s*:)?\s+))""")
-_ABOUT_THE_SOURCE = re.compile(rf"(?i)^\W*(?:note\s*:\s*)?(?:the|this)\s+summary\b|"
-                               rf"^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"
-                               r"(?:mention|specify|provide|say|state|include|give|contain|indicate|detail)|"
-                               r"^\W*(?:there\s+is\s+)?no\s+(?:further\s+|other\s+|additional\s+)?"
-                               r"(?:information|details?|mention)\s+(?:is\s+|are\s+)?(?:given|provided|available)\b")
+_ABOUT_THE_SOURCE = (rf"(?i)^\W*(?:note\s*:\s*)?(?:the|this)\s+summary\b|"
+                     rf"^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"
+                     r"(?:mention|specify|provide|say|state|include|give|contain|indicate|detail)|"
+                     r"^\W*(?:there\s+is\s+)?no\s+(?:further\s+|other\s+|additional\s+)?"
+                     r"(?:information|details?|mention)\s+(?:is\s+|are\s+)?(?:given|provided|available)\b")
 
 
 def unframed(claim: str) -> str:
     """The claim without a summary's framing: "The passage discusses X" -> "X", "It also mentions that X" -> "X",
     "According to the article, X" -> "X", "Note: X" -> "X"."""
-    m = _FRAMING.match(claim)
+    m = re.match(_FRAMING, claim)  # compiled on the first claim (re keeps it), not at import
     return claim[m.end():] if m and m.end() < len(claim) else claim
 
 
 def about_the_source(claim: str) -> bool:
     """A remark on what the source leaves out ("The passage does not mention ...", "No information is given
     about ..."): nothing a reader could check against the source."""
-    return bool(_ABOUT_THE_SOURCE.match(claim))
+    return bool(re.match(_ABOUT_THE_SOURCE, claim))
 
 
 NEGATIONS = _words("not no never cannot none nobody nothing neither nor nowhere")
