@@ -1,7 +1,7 @@
 """Score the citation check (sources/check.py) on answers built from real page texts with planted faults.
 
-Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--set figures|meaning|both] [--tuning-only]
-       [--misses]
+Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--set figures|meaning|both|real|all]
+       [--tuning-only] [--misses] [--real DIR] [--part all|look|measure]
 
 Each case is one answer citing two pages the task "read" ([1] and [2], their text as scrape keeps it:
 tools.documents.page_text.extract_main_content on pages of the Zyte article-extraction set), with a third
@@ -19,6 +19,11 @@ two sentences merged) and subtly false ones (negated, a name swapped, a directio
 from the articles' reference text, split into the same two halves; per kind it prints the share judged right
 (true: supported; false: contradicted, unsupported or another failing verdict), the unchecked share and the
 check's CPU milliseconds per claim. `--tuning-only` prints the tuning half alone (while adjusting rules).
+
+The real sets (`--set real`, benchmarks/real_claims.py) are claims judged by people, from ../shared/data/claims-real:
+per set, balanced accuracy, the share of correct claims passed, of wrong ones flagged, of flags that are right, of
+correct claims called contradicted, and CPU ms per claim. `--part look|measure` takes half of each set by a hash
+of its ids (adjust rules looking at `look --misses` only; `measure` is only measured).
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ from benchmarks.meaning_set import (  # noqa: E402
     name_pool,
 )
 from benchmarks.meaning_set import change_figure as change_digit  # noqa: E402
+from benchmarks.real_claims import PARTS, SETS, misses, score  # noqa: E402
+from benchmarks.real_claims import table as real_table  # noqa: E402
 from sources.check import (  # noqa: E402
     CONTRADICTED,
     FAILING,
@@ -64,6 +71,7 @@ from sources.ledger import Read, SourceLedger  # noqa: E402
 DEFAULT_DATA = next((p / "shared" / "data" / "article-extraction" for p in ROOT.parents
                      if (p / "shared" / "data" / "article-extraction").is_dir()),
                     ROOT.parent / "shared" / "data" / "article-extraction")
+DEFAULT_REAL = DEFAULT_DATA.parent / "claims-real"
 ORIGINALS: dict[str, str] = {}  # changed-number claim -> the sentence it was made from (for --misses)
 CORRECT = ("correct: verbatim", "correct: respelled", "correct: trimmed", "correct: paraphrased")
 CAUGHT_BY = {"changed number": {UNSUPPORTED, WRONG_SOURCE, CONTRADICTED},
@@ -305,16 +313,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=1000, help="answers per half at most (default: one per page)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--set", choices=["figures", "meaning", "both"], default="both")
+    parser.add_argument("--set", choices=["figures", "meaning", "both", "real", "all"], default="both",
+                        help="both: figures and meaning; real: the claims judged by people; all: the three")
     parser.add_argument("--misses", action="store_true", help="list the tuning half's misses and false flags")
     parser.add_argument("--tuning-only", action="store_true", help="the tuning half only (while adjusting rules)")
+    parser.add_argument("--real", type=Path, default=DEFAULT_REAL, help="the claims-real folder")
+    parser.add_argument("--part", choices=PARTS, default="all", help="real sets: all rows, or one half by id hash")
     args = parser.parse_args(argv)
-    truth, texts = scraped(args.data, args.workers)
-    if args.set != "meaning":
-        figures(load_pages(truth, texts), args)
-    if args.set != "figures":
-        meaning(truth, texts, args)
+    if args.set in ("figures", "meaning", "both", "all"):
+        truth, texts = scraped(args.data, args.workers)
+        if args.set != "meaning":
+            figures(load_pages(truth, texts), args)
+        if args.set != "figures":
+            meaning(truth, texts, args)
+    if args.set in ("real", "all"):
+        real(args)
     return 0
+
+
+def real(args: argparse.Namespace) -> None:
+    """The real sets' table on their tuning halves (or one part of them); with --misses, every wrong verdict."""
+    scored = [score(args.real, name, file, both, args.part) for name, file, both in SETS]
+    real_table(scored, f"real claims judged by people ({args.part} of the tuning halves, {args.real})")
+    if args.misses:
+        misses(scored)
 
 
 def meaning(truth: dict[str, dict[str, str]], texts: dict[str, str], args: argparse.Namespace) -> None:

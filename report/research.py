@@ -17,7 +17,7 @@ from typing import Any
 from core.files import atomic_write
 from core.text import money, report_data, report_safe
 from report.markdown import safe_markdown
-from report.sources import citation_line, claim_text, md_source
+from report.sources import VERDICT_NOTE, citation_line, claim_text, md_source
 from sources.check import FAILING, claims_line
 
 REPORT_FILE = "report.json"  # in the run's directory (run/store.py)
@@ -133,7 +133,8 @@ def render_markdown(report: ResearchReport, texts_dir: Path | None = None) -> st
     lines += [safe_markdown(report.body).strip(), ""]
     lines += _sources_md(report, texts_dir)
     if report.citations:
-        lines += [f"## {prose(h('Citations checked'))}", "", *(citation_line(c) for c in report.citations), ""]
+        lines += [f"## {prose(h('Citations checked'))}", "", f"_{VERDICT_NOTE}._", "",
+                  *(citation_line(c) for c in report.citations), ""]
         if note := across_languages_note(report):
             lines += [f"_{prose(note[0])}_", "", *(f"- {prose(line)}" for line in note[1:]), ""]
     lines += [f"## {prose(h('Research plan'))}", "", *(plan_line(s) for s in report.plan), ""]

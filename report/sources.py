@@ -19,6 +19,11 @@ LABELS = {"wrong_source": "wrong source", "not_read": "not read"}
 RETRACTED = "⚠ cites a retracted paper"  # on a claim citing one, whatever its verdict
 
 
+# how far a verdict goes (docs/task-files-and-results.md), under every list of checked claims
+VERDICT_NOTE = ("supported: its names, figures and words are in the cited passage, read in order, which does not "
+                "prove it true; unsupported: the passage does not show it; contradicted: the passage says otherwise")
+
+
 def verdict_label(verdict: str) -> str:
     """A verdict as a reader says it: `wrong source`, `not read`, `supported` ..."""
     return LABELS.get(verdict, verdict)
@@ -89,7 +94,7 @@ def markdown_lines(sources: Sequence[Mapping[str, Any]], citations: Sequence[Map
     if unsourced:
         out += ["", f"**⚠ {WITHOUT_SOURCES}:** {WITHOUT_SOURCES_NOTE}."]
     if citations:
-        out += ["", f"**Citations:** {claims_line(citations)}", ""]
+        out += ["", f"**Citations:** {claims_line(citations)}", "", f"_{VERDICT_NOTE}._", ""]
         out += [citation_line(c) for c in citations]
     if failures:
         out += ["", "**Tool failures**", ""]

@@ -3,11 +3,13 @@
 Verdicts, one per claim and cited source, each with a reason in a few words and the passage it was judged
 against (meaning.py aligns the claim with it):
 - fabricated: n is not a source this task read;
-- supported: its names, figures, dates and words are in the source, with the same polarity and direction;
-- contradicted: the passage says otherwise (a negation added or dropped, a direction reversed, another figure);
+- supported: its names, figures, dates and words are in the passage, read in order (which does not prove it
+  true): the same polarity and direction, the same doer;
+- contradicted: the passage says otherwise about the same thing (a negation added or dropped, a direction
+  reversed, another figure of the same thing); when unsure, unsupported;
 - wrong_source: the cited source does not hold it, another source the task read does;
 - unsupported: a name, figure, date or content word of it is nowhere in the source;
-- unchecked: the source gave no text (or the claim says nothing to check).
+- unchecked: the source gave no text (or the claim says nothing to check, or remarks on what it leaves out).
 Any URL in the answer that the task never read successfully: not_read.
 """
 
@@ -22,18 +24,9 @@ from typing import Any
 from sources.facts import Fact, SourceText, claim_facts
 from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
-from sources.meaning import (
-    ABBREVIATION,
-    CONTRADICTED,
-    SUPPORTED,
-    UNCHECKED,
-    UNSUPPORTED,
-    Judgement,
-    joined,
-    judge,
-    passages,
-)
+from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, judge
 from sources.pages import page_of
+from sources.reading import ABBREVIATION, joined, passages
 
 WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
 VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)

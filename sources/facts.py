@@ -10,25 +10,12 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property, lru_cache
 
-_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
-           "nov": 11, "dec": 12}
-_MONTH = (r"(?P<month>Jan(?:uary|\.)?|Feb(?:ruary|\.)?|Mar(?:ch|\.)?|Apr(?:il|\.)?|May|June?|July?|Aug(?:ust|\.)?"
-          r"|Sep(?:t(?:ember)?)?\.?|Oct(?:ober|\.)?|Nov(?:ember|\.)?|Dec(?:ember|\.)?)")
-_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>1\d{3}|20\d{2})"
-_DATES = [re.compile(p) for p in (
-    r"\b(?P<year>\d{4})-(?P<mon>[01]\d)-(?P<day>[0-3]\d)\b",
-    r"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<mon>[01]?\d)\.(?P<year>\d{4})\b",  # 01.08.2019
-    rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b",
-    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b",
-    rf"\b{_MONTH}\s+{_DAY}\b(?!\s*[:\d])",
-    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b",
-    rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b",
-)]
+from sources.dates import MONTHS, blank, dates_of, same_date, years_of
+from sources.spelling import fold
 
 # unit spelling -> one name; currency symbols before the number map the same way
 _UNITS = {
@@ -62,8 +49,8 @@ _NUMBER = re.compile(
     (?P<cur>US\$|[$€£¥₹]|(?:USD|EUR|GBP)\s?)?
     (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d|[.,]\d)
     (?P<ord>st|nd|rd|th)?
-    (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?P<short>[kKmMbB])(?![\w]))?
-    (?:\s?(?P<unit>{_UNIT_RE})(?![\w]))?
+    (?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b|(?(cur)\s?)(?P<short>[kKmMbB])(?![\w]))?
+    (?:[\s-]?(?P<unit>{_UNIT_RE})(?![\w]))?
     (?![\w$€£¥])""", re.VERBOSE | re.IGNORECASE)
 
 
@@ -75,12 +62,19 @@ _SMALL = _words("zero one two three four five six seven eight nine ten eleven tw
                 "sixteen seventeen eighteen nineteen twenty")
 _TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _WORDS = {w: i for i, w in enumerate(_SMALL)} | _TENS
-_WORD_NUMBER = re.compile(
-    rf"""\b(?P<word>{'|'.join(_WORDS)})(?:[\s-](?P<unitword>one|two|three|four|five|six|seven|eight|nine))?
+_WORD_NUMBER_RE = rf"""\b(?P<word>{'|'.join(_WORDS)})
+    (?:[\s-](?P<unitword>one|two|three|four|five|six|seven|eight|nine))?
     (?:\s(?P<scale>hundred|thousand|million|billion|trillion))?
-    (?:\s(?P<unit>{_UNIT_RE})(?![\w]))?\b""", re.VERBOSE | re.IGNORECASE)
+    (?:\s(?P<unit>{_UNIT_RE.lower()})(?![\w]))?\b"""
+_WORD_NUMBER = re.compile(_WORD_NUMBER_RE, re.VERBOSE)  # run on the lower-cased text: much faster than IGNORECASE
 _HEDGES = re.compile(r"(?i)(?:about|around|approximately|approx\.?|roughly|nearly|almost|some|over|more than|"
                      r"less than|fewer than|under|up to|close to|upwards of|estimated|an estimated|~|>|<)\s*$")
+_HEDGE_KINDS = [(name, re.compile(rf"(?i)\b(?:{words})\s*$")) for name, words in (
+    ("over", r"over|more than|upwards of|exceeding|at least|in excess of|above"),
+    ("under", r"under|less than|fewer than|nearly|almost|up to|close to|below"),
+    ("about", r"about|around|approximately|approx\.?|roughly|some|estimated"))]
+HEDGE_RANGE = {"over": (Decimal(1), Decimal("1.25")), "under": (Decimal("0.8"), Decimal(1)),
+               "about": (Decimal("0.9"), Decimal("1.1"))}  # the source's figure / a round claim's (_round)
 _QUOTED = re.compile(r"“([^”\n]{3,300})”|\"([^\"\n]{3,300})\"")
 _URL = re.compile(r"https?://[^\s<>\"'`]+|www\.[^\s<>\"'`]+")
 # times (7:14), scores and ratios (6-2, 24/7), fractions (1-1/2): checked as written, digit for digit
@@ -102,6 +96,7 @@ class Fact:
     value: Decimal | None = None
     unit: str = ""
     rounded: bool = False  # a scale word or a hedge: the source may give more digits
+    hedge: str = ""  # over, under or about: the source's figure may be that far from it (HEDGE_RANGE)
     date: tuple[int | None, int | None, int | None] = (None, None, None)
     phrase: str = ""
 
@@ -120,16 +115,6 @@ def significant(value: Decimal) -> int:
     return max(1, len(digits))
 
 
-_FOLD = str.maketrans({"’": "'", "‘": "'", "–": "-", "—": "-", "−": "-", "\u00a0": " ", "\u202f": " ",
-                       "\u2009": " ", "\u200b": "", "\u200c": "", "\u200d": "", "\ufeff": ""})
-
-
-def fold(text: str) -> str:
-    """One spelling per character: NFKC, curly quotes and dashes straightened, no-break spaces folded."""
-    text = unicodedata.normalize("NFKC", text)
-    return text.translate(_FOLD)
-
-
 def phrase_key(text: str) -> str:
     """A phrase reduced to lower-case words separated by single spaces (for quoted-phrase search)."""
     return " ".join(re.findall(r"\w+", fold(text).casefold()))
@@ -143,33 +128,8 @@ def stem(word: str) -> str:
 def keywords(text: str) -> set[str]:
     """The stems of a text's content words (4+ letters, not stop words or month names)."""
     words = re.findall(r"[^\W\d_]{4,}", fold(text))
-    return {stem(w) for w in words if w.casefold() not in _STOP and w.casefold()[:3] not in _MONTHS
+    return {stem(w) for w in words if w.casefold() not in _STOP and w.casefold()[:3] not in MONTHS
             and w.casefold() not in _WORDS}
-
-
-def _blank(text: str, spans: list[tuple[int, int]]) -> str:
-    out = list(text)
-    for start, end in spans:
-        out[start:end] = " " * (end - start)
-    return "".join(out)
-
-
-def _dates(text: str) -> tuple[list[tuple[tuple[int | None, int | None, int | None], int, str]], str]:
-    """The dates of a text with their positions, and the text with them blanked out."""
-    found: list[tuple[tuple[int | None, int | None, int | None], int, str]] = []
-    spans: list[tuple[int, int]] = []
-    for pattern in _DATES:
-        for m in pattern.finditer(text):
-            if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):
-                continue
-            g = m.groupdict()
-            month = int(g["mon"]) if g.get("mon") else _MONTHS[g["month"][:3].lower()]
-            day = int(g["day"]) if g.get("day") else None
-            if day is not None and not 1 <= day <= 31 or not 1 <= month <= 12:
-                continue
-            found.append(((int(g["year"]) if g.get("year") else None, month, day), m.start(), m.group(0)))
-            spans.append((m.start(), m.end()))
-    return found, _blank(text, spans)
 
 
 def _value(num: str, scale: str | None, short: str | None, unit: str | None,
@@ -202,7 +162,10 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
             continue
         hedged = bool(m.group("scale") or m.group("short") or _HEDGES.search(text[max(0, m.start() - 22):m.start()]))
         out.append((read[0], read[1], m.start(), hedged, m.group(0).strip()))
-    for m in _WORD_NUMBER.finditer(text):
+    lower = text.lower()  # the same length but for a few letters (İ); then the slower pattern in any case
+    found = _WORD_NUMBER.finditer(lower) if len(lower) == len(text) else \
+        re.finditer(_WORD_NUMBER_RE, text, re.VERBOSE | re.IGNORECASE)
+    for m in found:
         value = Decimal(_WORDS[m.group("word").lower()] + (_WORDS[m.group("unitword").lower()]
                                                            if m.group("unitword") else 0))
         if m.group("scale"):
@@ -215,24 +178,39 @@ def _numbers(text: str) -> list[tuple[Decimal, str, int, bool, str]]:
 
 def claim_facts(claim: str) -> list[Fact]:
     """The checkable facts of one claim: quoted phrases, dates, then numbers with their units."""
+    return [fact for fact, _ in placed_facts(claim)]
+
+
+@lru_cache(maxsize=4096)
+def placed_facts(claim: str) -> tuple[tuple[Fact, int], ...]:
+    """The claim's facts, each with where it starts in the folded text (quotes, dates, then numbers)."""
     text = fold(_URL.sub(" ", claim))
-    facts: list[Fact] = []
+    facts: list[tuple[Fact, int]] = []
     quote_spans = []
     for m in _QUOTED.finditer(text):
         phrase = m.group(1) or m.group(2)
         if len(phrase.split()) >= 2:
-            facts.append(Fact("quote", phrase, phrase=phrase_key(phrase)))
+            facts.append((Fact("quote", phrase, phrase=phrase_key(phrase)), m.start()))
             quote_spans.append((m.start(), m.end()))
-    dates, text = _dates(_blank(text, quote_spans))
-    facts += [Fact("date", written, date=date) for date, _, written in dates]
-    facts += [Fact("token", m.group(0), phrase=m.group(0)) for m in _TOKEN.finditer(text)]
+    dates, text = dates_of(blank(text, quote_spans))
+    facts += [(Fact("date", written, date=date), pos) for date, pos, written in dates]
+    for m in _TOKEN.finditer(text):
+        years = years_of(m.group(0))
+        facts += [(Fact("number", str(y), value=Decimal(y)), m.start()) for y in years] if years else \
+            [(Fact("token", m.group(0), phrase=m.group(0)), m.start())]
     text = _TOKEN.sub(lambda m: " " * len(m.group(0)), text)
-    for value, unit, _, hedged, written in _numbers(text):
+    for value, unit, pos, hedged, written in _numbers(text):
         is_word = written[:1].isalpha()
         if is_word and not (unit or hedged and re.search(r"(?i)hundred|thousand|million|billion|trillion", written)):
             continue  # "one of the", "two sides": words, not figures
-        facts.append(Fact("number", written, value=value, unit=unit, rounded=hedged))
-    return facts
+        hedge = next((name for name, pattern in _HEDGE_KINDS if pattern.search(text[max(0, pos - 22):pos])), "")
+        facts.append((Fact("number", written, value=value, unit=unit, rounded=hedged, hedge=hedge), pos))
+    return tuple(facts)
+
+
+def context(text: str, pos: int, reach: int = 40) -> set[str]:
+    """The content words (facts.keywords) within `reach` characters of a position: what a figure is about."""
+    return keywords(text[max(0, pos - reach):pos + reach])
 
 
 MIN_ANCHORS = 1  # claim words that must stand near a common number in the source ...
@@ -245,18 +223,24 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = fold(text)
-        self.phrases = " " + phrase_key(self.text) + " "
-        self.dates, rest = _dates(self.text)
+        self.dates, rest = dates_of(self.text)
         rest = _URL.sub(lambda m: " " * len(m.group(0)), rest)
-        self.tokens = [m.group(0) for m in _TOKEN.finditer(rest)]
+        tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(rest)]
+        self.tokens = [token for token, _ in tokens]
         rest = _TOKEN.sub(lambda m: " " * len(m.group(0)), rest)
         self.numbers = [(value, unit, pos) for value, unit, pos, _, _ in _numbers(rest)]
+        self.numbers += [(Decimal(year), "", pos) for token, pos in tokens for year in years_of(token)]
         self.numbers += [(Decimal(part), "", pos) for date, pos, _ in self.dates  # a date's year and day
                          for part in (date[0], date[2]) if part is not None]
         self.years = {int(v) for v, u, _ in self.numbers if not u and v == v.to_integral_value()
                       and 1000 <= v <= 2100}
         self._windows: dict[int, set[str]] = {}
         self._best: dict[frozenset[str], int] = {}
+
+    @cached_property
+    def phrases(self) -> str:
+        """The text as phrase keys, for quotations (made on the first quotation: most claims have none)."""
+        return " " + phrase_key(self.text) + " "
 
     def holds(self, fact: Fact, anchors: set[str]) -> bool:
         """True when the fact occurs in this text (a common number: near the claim's own words)."""
@@ -269,12 +253,12 @@ class SourceText:
         if fact.kind == "token":
             return self.tokens.count(fact.phrase)
         if fact.kind == "date":
-            return sum(_same_date(fact.date, date, self.years) for date, _, _ in self.dates)
+            return sum(same_date(fact.date, date, self.years) for date, _, _ in self.dates)
         found = 0
         for value, unit, pos in self.numbers:
-            if fact.unit and unit != fact.unit or not _same_value(fact, value):
-                continue
-            if not fact.common or self._near(pos, anchors):
+            if fact.unit and unit and unit != fact.unit or not _same_value(fact, value):
+                continue  # a figure the source gives without its unit ("Sheffield on 27") must stand near
+            if not fact.common and (unit or not fact.unit) or self._near(pos, anchors):
                 found += 1
         return found
 
@@ -305,24 +289,23 @@ def _pieces(quoted: str) -> list[str]:
     return [k for k in (phrase_key(p) for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quoted)) if k]
 
 
+def _round(value: Decimal) -> bool:
+    """A round figure, the kind a hedge goes with: one significant digit, or two ending in 5 (1.5 million)."""
+    digits = value.normalize().as_tuple().digits
+    return len(digits) == 1 or len(digits) == 2 and digits[-1] == 5
+
+
 def _same_value(fact: Fact, value: Decimal) -> bool:
     assert fact.value is not None
     if value == fact.value:
         return True
+    if fact.hedge and fact.value > 0 and _round(fact.value):
+        low, high = HEDGE_RANGE[fact.hedge]
+        if low <= value / fact.value <= high:
+            return True
     if not fact.rounded or value == 0:
         return False
     digits = significant(fact.value)
     exponent = value.adjusted() - digits + 1
     quantum = Decimal(1).scaleb(exponent)
     return value.quantize(quantum, rounding="ROUND_HALF_UP") == fact.value.quantize(quantum)
-
-
-def _same_date(claim: tuple[int | None, int | None, int | None], source: tuple[int | None, int | None, int | None],
-               years: set[int]) -> bool:
-    year, month, day = claim
-    s_year, s_month, s_day = source
-    if month != s_month or (day is not None and s_day != day):
-        return False
-    if year is None or s_year == year:
-        return True
-    return s_year is None and year in years  # "on March 3" in a page that names 2021 elsewhere

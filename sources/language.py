@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from sources.facts import fold, keywords
+from sources.facts import keywords
+from sources.spelling import fold
 
 SAMPLE = 20_000  # characters of a source its language is guessed from
 _STOPWORDS = {
@@ -42,6 +43,9 @@ _SCALES = [  # a figure's scale word in other languages, as the fact reader know
     (r"tausend|mille|mil|mila|duizend|тысяч\w*|тыс\.?", "thousand"),
 ]
 _SCALE = [(re.compile(rf"(?<=\d)(\s?)(?:{words})(?!\w)", re.IGNORECASE), english) for words, english in _SCALES]
+_WORD = re.compile(r"[^\W\d_]+")
+_ASCII_LETTERS = re.compile(r"[A-Za-z]")
+_OTHER_LETTERS = re.compile(r"[^\W\d_A-Za-z]")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[^\W\d_][^\W_]*", re.UNICODE)
 
 
@@ -50,18 +54,20 @@ def language_of(text: str) -> str | None:
     """The text's language as a short code (en, de, ru, zh ...), or None when it cannot be told."""
     text = text[:SAMPLE]
     scripts: Counter[str] = Counter()
-    for ch in text:
-        if ch.isalpha():
-            name = unicodedata.name(ch, "")
-            scripts[name.split(" ")[0] if name else ""] += 1
+    latin = len(_ASCII_LETTERS.findall(text))  # the common case told at C speed; only other letters are named
+    if latin:
+        scripts["LATIN"] = latin
+    for ch in _OTHER_LETTERS.findall(text):
+        name = unicodedata.name(ch, "")
+        scripts[name.split(" ")[0] if name else ""] += 1
     if not scripts:
         return None
     script, _ = scripts.most_common(1)[0]
     if script != "LATIN":
         return _SCRIPTS.get(script)
-    words = Counter(w.casefold() for w in re.findall(r"[^\W\d_]+", text))
-    letters = Counter(text.casefold())
-    scores = sorted(((sum(words[w] for w in stop) + 2 * sum(letters[c] for c in _LETTERS.get(lang, "")), lang)
+    lower = text.casefold()
+    words = Counter(_WORD.findall(lower))
+    scores = sorted(((sum(words[w] for w in stop) + 2 * sum(lower.count(c) for c in _LETTERS.get(lang, "")), lang)
                      for lang, stop in _WORDS.items()), reverse=True)
     (best, lang), (second, _) = scores[0], scores[1]
     return lang if best >= 2 and best > second else None

@@ -56,8 +56,45 @@ through throughout along beside beyond within without under above below up down 
 lot lots kind kinds sort part parts number numbers really actually simply certainly clearly likely probably
 let lets get gets got getting go goes went gone going make makes made making take takes took taken come comes
 came just new first second last next year years month months week weeks day days time times
-approximately roughly nearly almost""")
+approximately roughly nearly almost additionally furthermore moreover overall notably specifically specific
+unspecified certain particular respectively two three four five six seven eight nine ten twice known considered
+based despite eventually latter further given involving regarding yes yeah okay ok oh
+group speaker speakers participant participants representative""")  # the last: who talks, in a meeting's summary
 # after/before, more/less, without, above/below, up/down are stop words for matching, but direction.py reads them
+
+_DOCUMENT = (r"(?:the|this|that)\s+(?:given\s+|provided\s+|above\s+|original\s+)?(?:passage|article|text|document|"
+             r"source|summary|story|report|piece|excerpt|extract|content|post|page|snippet|conversation|dialogue|"
+             r"transcript|email|call|meeting|discussion|news|paragraph|podcast|episode|author|writer|narrator)")
+_TELLS = (r"(?:discusses|discussed|mentions|mentioned|describes|described|states|stated|says|said|notes|noted|"
+          r"reports|reported|highlights|highlighted|explains|explained|covers|covered|talks\s+about|is\s+about|"
+          r"focuses\s+on|provides\s+(?:information\s+)?(?:about|on)|presents|suggests|indicates|emphasi[sz]es|"
+          r"delves\s+into|touches\s+(?:on|upon)|concludes|goes\s+on\s+to\s+(?:say|describe|explain|mention)|"
+          r"tells\s+(?:of|about)|reveals|shows|adds|claims|argues|outlines|details|informs\s+(?:us\s+)?(?:about|of)|"
+          r"showcases|specifies|introduces|underscores|illustrates|explores|examines|summari[sz]es|recounts|lists|"
+          r"begins\s+with|commences\s+with|starts\s+with|ends\s+with|includes)")
+_FRAMING = (rf"""(?ix)^\W*(?:note\s*:\s*|please\s+note\s+(?:that\s+)?|
+    (?:(?:additionally|furthermore|moreover|also|overall|in\s+summary|in\s+conclusion|in\s+short|finally|lastly)
+    \s*,?\s+)?(?:(?:according\s+to|in)\s+{_DOCUMENT}\s*,\s*|
+    (?:{_DOCUMENT}|it)\s+(?:also\s+|then\s+|further\s+|briefly\s+|additionally\s+)?{_TELLS}(?:\s+that|\s*:)?\s+))""")
+_ABOUT_THE_SOURCE = (rf"(?i)^\W*(?:note\s*:\s*)?(?:the|this)\s+summary\b|"
+                     rf"^\W*(?:{_DOCUMENT}|it)\s+(?:does\s+not|doesn't|did\s+not|didn't)\s+"
+                     r"(?:mention|specify|provide|say|state|include|give|contain|indicate|detail)|"
+                     r"^\W*(?:there\s+is\s+)?no\s+(?:further\s+|other\s+|additional\s+)?"
+                     r"(?:information|details?|mention)\s+(?:is\s+|are\s+)?(?:given|provided|available)\b")
+
+
+def unframed(claim: str) -> str:
+    """The claim without a summary's framing: "The passage discusses X" -> "X", "It also mentions that X" -> "X",
+    "According to the article, X" -> "X", "Note: X" -> "X"."""
+    m = re.match(_FRAMING, claim)  # compiled on the first claim (re keeps it), not at import
+    return claim[m.end():] if m and m.end() < len(claim) else claim
+
+
+def about_the_source(claim: str) -> bool:
+    """A remark on what the source leaves out ("The passage does not mention ...", "No information is given
+    about ..."): nothing a reader could check against the source."""
+    return bool(re.match(_ABOUT_THE_SOURCE, claim))
+
 
 NEGATIONS = _words("not no never cannot none nobody nothing neither nor nowhere")
 

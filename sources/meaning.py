@@ -1,54 +1,42 @@
 """What a claim says, judged against the passage of its source that best matches it; no model needed.
 
-The source is cut into sentences and indexed by content word (lexicon.py: a light stem, a synonym's group,
-a direction word's axis and sign). A claim is aligned with the one sentence, or two neighbouring ones, that
-hold most of its words; then, in that order:
-- a name of the claim that is nowhere in the source: unsupported;
+The source is cut into sentences and indexed by content word (reading.py: a light stem, a synonym's group,
+a direction word's axis and sign). A claim, without a summary's framing ("The passage discusses ..."), is
+aligned with the one sentence, or two neighbouring ones, that hold most of its words; then, in that order:
+- a name of the claim that the source writes in no spelling (names.py): unsupported;
 - a figure or date that is not in the source: contradicted when the passage gives another one of the same
-  kind, else unsupported (figures are read by facts.py);
-- a negation the passage lacks, or one it has that the claim lacks, around the words they share: contradicted;
-- a direction (rose/fell, more/less, before/after, largest/smallest, won/lost ...) whose opposite alone is in
-  the passage: contradicted;
-- more content words nowhere in the source than a rewording explains: unsupported;
-- else supported. Only a source without text leaves a claim unchecked.
+  kind with the same words around it, else unsupported (figures are read by facts.py);
+- a negation on words the passage says plainly, or one the passage has on words the claim says plainly
+  (scope.py): contradicted;
+- a direction (rose/fell, more/less, before/after, largest/smallest, won/lost ...) whose opposite alone the
+  passage gives about the same thing: contradicted;
+- a name doing what, in the passage, only another name does: unsupported;
+- more content words nowhere in the source than a rewording explains (lexicon.py's table, WordNet where the
+  system has it): unsupported;
+- else supported: its names, figures and words are in the passage, read in order (not a proof that it is
+  true). Only a source without text, or a claim saying nothing checkable, leaves it unchecked.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sources.facts import UNIT_WORDS, Fact, SourceText, claim_facts, fold, keywords
-from sources.lexicon import DIRECTIONS, NEGATIONS, STOP, SYNONYMS, open_contractions, stem
+from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
+from sources.lexicon import about_the_source, unframed
+from sources.reading import Passages, Word, key_of, read_words
+from sources.scope import polarity, reversed_direction, swapped_role
+from sources.spelling import fold
+from sources.wordnet import synonyms
 
 SUPPORTED, CONTRADICTED, UNSUPPORTED, UNCHECKED = "supported", "contradicted", "unsupported", "unchecked"
 PASSAGE_CHARS = 600  # characters of the aligned passage a verdict carries
-_TOKEN = re.compile(r"[,;:()\[\]—–]|\s-\s|[^\W\d_]+|\d+(?:[.,]\d+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“(\[]?[A-Z0-9])|\n+")
-ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Co|Ltd|vs|No|approx|e\.g|i\.e|U\.S|U\.K|Jan|Feb|"
-                           r"Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Gen|Gov|Sen|Rep|Prof|Lt|Col|Capt))\.$")
 SPARE = 5  # one content word in this many may be a rewording the synonym table does not know
 ALIGNED = 0.5  # the share of the claim's words its passage must hold before negations and directions are compared
 SAME_PASSAGE = 0.8
 WHOLE = 0.9  # the share of its sentence's words a claim restates to be compared with all of it
-
-
-@dataclass(frozen=True)
-class Word:
-    """One word of a text as the check reads it: `key` is what it matches on ("" for a function word)."""
-
-    text: str
-    key: str
-    name: bool = False
-    negation: bool = False
-    direction: tuple[str, int] | None = None
-
-
-BREAK = Word(",", "")  # a comma, semicolon, colon, dash or bracket: a clause ends
 
 
 @dataclass(frozen=True)
@@ -60,103 +48,13 @@ class Judgement:
     passage: str = ""
 
 
-def read_words(text: str, first_is_name: bool = True, folded: bool = False) -> list[Word]:
-    """The words of a text (contractions opened), each with its key, negation or direction; a clause break
-    (comma, semicolon, colon, dash, bracket) is BREAK. `folded`: the text went through facts.fold already."""
-    out = [_WORDS.get(w) or _word(w) for w in _TOKEN.findall(open_contractions(text if folded else fold(text)))]
-    if out and not first_is_name and out[0].name:
-        out[0] = Word(out[0].text, out[0].key)
-    return out
-
-
-_WORDS: dict[str, Word] = {}
-
-
-def _word(w: str) -> Word:
-    """One word read, and kept: the same spelling always reads the same way."""
-    lower = w.casefold()
-    if w in ",;:()[]—–" or w == " - ":
-        word = BREAK
-    elif lower in NEGATIONS:
-        word = Word(w, "", negation=True)
-    elif lower in DIRECTIONS:
-        axis, sign = DIRECTIONS[lower]
-        word = Word(w, f"{axis}{'+' if sign > 0 else '-'}", direction=(axis, sign))
-    elif w[0].isdigit():
-        word = Word(w, "#" + w.replace(",", ""))
-    elif lower in STOP or lower in UNIT_WORDS or len(lower) < 2 or len(lower) < 3 and not w.isupper():
-        word = Word(w, "")
-    else:
-        word = Word(w, SYNONYMS.get(lower) or SYNONYMS.get(stem(lower)) or stem(lower), name=w[0].isupper())
-    if len(_WORDS) < 200_000:
-        _WORDS[w] = word
-    return word
-
-
-class Passages:
-    """A source's text cut into sentences, indexed by word key, with its facts (facts.SourceText)."""
-
-    def __init__(self, text: str) -> None:
-        self.facts = SourceText(text)
-        self.sentences = split_sentences(self.facts.text)
-        self.words = [read_words(s, folded=True) for s in self.sentences]
-        self.keysets = [{w.key for w in ws if w.key} for ws in self.words]
-        self.index: dict[str, list[int]] = {}
-        for i, keys in enumerate(self.keysets):
-            for key in keys:
-                self.index.setdefault(key, []).append(i)
-        self.keys = set(self.index)
-        self.forms = {w.text.casefold() for ws in self.words for w in ws if w.key}
-
-    def has_form(self, word: str) -> bool:
-        """True when the text writes this word (a name: in full, in any case, with or without a plural s)."""
-        w = word.casefold()
-        return w in self.forms or w + "s" in self.forms or w.endswith("s") and w[:-1] in self.forms
-
-    def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
-        """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one
-        only for at least one more word; of equals, the one with fewest other words), and the share of the
-        weights they hold."""
-        hits: dict[int, float] = {}
-        for key, weight in weights.items():
-            for i in self.index.get(key, ()):
-                hits[i] = hits.get(i, 0.0) + weight
-        if not hits:
-            return [], 0.0
-        best, rank = ([0], 0.0), (-1.0, 0, 0, 0)
-        for i in sorted(hits, key=lambda i: (-hits[i], i))[:8]:
-            for j in range(max(0, i - 3), min(len(self.sentences), i + 4)):
-                keys = self.keysets[i] | self.keysets[j]
-                score = sum(w for k, w in weights.items() if k in keys)
-                # then the window saying least besides the claim, the nearer second sentence, the first
-                ranked = (score - (0.99 if j != i else 0), -len(keys - weights.keys()), -abs(j - i), -min(i, j))
-                if ranked > rank:
-                    best, rank = (sorted({i, j}), score), ranked
-        return best[0], best[1] / max(sum(weights.values()), 1e-9)
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of a text: lines cut at a stop before a capital or digit, not after `Oct.`, `Mr.`, `U.S.`."""
-    out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.group(0).strip() or not ABBREVIATION.search(text[start:m.start()].rstrip("\"'”’)]")):
-            out.append(text[start:m.start()])
-            start = m.end()
-    out.append(text[start:])
-    return [s.strip() for s in out if s.strip()]
-
-
-@lru_cache(maxsize=64)
-def passages(text: str) -> Passages:
-    """The indexed text (kept for the next claims that cite the same text)."""
-    return Passages(text)
-
-
 def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judgement:
     """The verdict of one claim (without its markers) against one source's text."""
     if not source.sentences:
         return Judgement(UNCHECKED, "no text of the source to check against")
-    words = read_words(claim, first_is_name=False)
+    if about_the_source(claim):
+        return Judgement(UNCHECKED, "it says what the source leaves out: nothing to check against it")
+    words = read_words(unframed(claim), first_is_name=False)
     content = [w for w in words if w.key]
     facts = claim_facts(claim) if facts is None else facts
     if not content and not facts:
@@ -170,12 +68,12 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
     plain = [w for w in content if w.key[0] != "#" and not w.direction]
     plain_share = sum(w.key in keys for w in plain) / len(plain) if len(plain) >= 3 else 0.0
     case = _Case(claim, words, content, facts, source, window, keys, len(chosen) == 1, share, plain_share, passage)
-    for check in (_names, _figures, _negation, _direction, _words):
+    for check in (_names, _figures, _negation, _direction, _roles, _words):
         found = check(case)
         if found is not None:
             return Judgement(found[0], found[1], passage[:PASSAGE_CHARS])
-    return Judgement(SUPPORTED, "its names, figures and words are in the passage" if share >= SAME_PASSAGE
-                     else "its names, figures and words are in the source", passage[:PASSAGE_CHARS])
+    where = "in the passage, read in order" if share >= SAME_PASSAGE else "in the source"
+    return Judgement(SUPPORTED, f"its names, figures and words are {where}", passage[:PASSAGE_CHARS])
 
 
 @dataclass
@@ -199,7 +97,7 @@ Found = tuple[str, str] | None
 
 
 def _names(c: _Case) -> Found:
-    missing = [w.text for w in c.content if w.name and not w.direction and not c.source.has_form(w.text)]
+    missing = [w.text for w in c.content if w.name and not w.direction and not c.source.names.has(w.text)]
     return (UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source") if missing else None
 
 
@@ -207,17 +105,28 @@ def _figures(c: _Case) -> Found:
     if not c.facts:
         return None
     anchors = keywords(c.claim)
-    here = SourceText(c.passage)
+    here = _passage_facts(c.passage)
+    placed = placed_facts(c.claim)
     for fact, needed in Counter(c.facts).items():
-        if c.source.facts.count(fact, anchors) >= needed and (not c.one or c.plain_share < SAME_PASSAGE
-                                                             or here.holds(fact, set())
-                                                             or not _others(fact, c.passage)):
+        found = c.source.facts.count(fact, anchors)
+        if found >= needed and (not c.one or c.plain_share < SAME_PASSAGE or here.holds(fact, set())):
             continue
-        other = _others(fact, c.passage)
-        if other:
+        about = set().union(*(context(fold(c.claim), pos) for f, pos in placed if f == fact)) - {""}
+        other = "" if found else _others(fact, c.passage, about, {f for f, _ in placed})
+        if other:  # nowhere in the source, and the passage gives another figure of the same thing
             return CONTRADICTED, f"says {_short(fact.text)}, the source says {_short(other)}"
+        if found >= needed:  # in the source, but not in the sentence the claim restates, which says another
+            if _others(fact, c.passage, about, {f for f, _ in placed}):
+                return UNSUPPORTED, f"the passage it restates does not say {_short(fact.text)}"
+            continue
         return UNSUPPORTED, f"{_short(fact.text)} is nowhere in the source"
     return None
+
+
+@lru_cache(maxsize=256)
+def _passage_facts(passage: str) -> SourceText:
+    """The facts of an aligned passage (kept: the claims of one answer often meet the same passage)."""
+    return SourceText(passage)
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -226,13 +135,22 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
-def _others(fact: Fact, here: str) -> str:
-    """A figure or date of the passage of the same kind (and unit) as the fact, as the passage writes it."""
-    for other in claim_facts(here):
-        if other.kind == fact.kind and other.unit == fact.unit and not _is_year(other, fact) and \
-                (other.value != fact.value or other.date != fact.date or other.phrase != fact.phrase):
+def _others(fact: Fact, here: str, about: set[str], said: set[Fact]) -> str:
+    """A figure or date of the passage of the same kind (and unit) as the fact, said of the same thing (a content
+    word of the claim around the fact stands around it too), that the claim does not state itself; as written."""
+    text = fold(here)
+    for other, pos in placed_facts(here):
+        if other.kind == fact.kind and other.unit == fact.unit and not _is_year(other, fact) and other not in said \
+                and (other.value != fact.value or other.date != fact.date or other.phrase != fact.phrase) \
+                and (about & context(text, pos) if fact.kind != "quote" else _misquoted(fact, other)):
             return other.text
     return ""
+
+
+def _misquoted(fact: Fact, other: Fact) -> bool:
+    """Two quotations that are one with words changed (not one a part of the other: a title and a longer one)."""
+    mine, theirs = set(fact.phrase.split()), set(other.phrase.split())
+    return not mine <= theirs and not theirs <= mine and len(mine & theirs) * 2 >= max(len(mine), len(theirs))
 
 
 def _is_year(other: Fact, fact: Fact) -> bool:
@@ -241,80 +159,45 @@ def _is_year(other: Fact, fact: Fact) -> bool:
         and 1000 <= other.value <= 2100 and not 1000 <= fact.value <= 2100
 
 
-def _span(words: list[Word], keys: set[str], before: int = 3, after: int = 3) -> list[Word]:
-    """The run of words around the densest stretch of the given keys (gaps up to 8 words), widened by `before`
-    and `after` words within its clause: where a negation or direction belongs to what they share."""
-    at = [i for i, w in enumerate(words) if w.key and w.key in keys]
-    if not at:
-        return []
-    runs: list[list[int]] = [[at[0]]]
-    for i in at[1:]:
-        if i - runs[-1][-1] > 8:
-            runs.append([])
-        runs[-1].append(i)
-    run = max(runs, key=len)
-    start, end = run[0], run[-1]
-    for _ in range(before):
-        if start > 0 and words[start - 1] is not BREAK:
-            start -= 1
-    for _ in range(after):
-        if end + 1 < len(words) and words[end + 1] is not BREAK:
-            end += 1
-    return words[start:end + 1]
-
-
 def _negation(c: _Case) -> Found:
-    """More negations in the claim than its passage has on the words they share, or fewer ("did not carry"
-    against "carried"; a "not" on a word of another clause of the passage does not count)."""
+    """A negation on one side on words the other says plainly ("did not carry" against "carried")."""
     if c.share < ALIGNED:
         return None
     shared = {w.key for w in c.content} & c.keys
-    whole = c.one and len(shared) >= WHOLE * len(c.keys)  # it restates a whole sentence: count in all of both
-    said = [w.text for w in c.words if w.negation] if whole else _negations(c.words, shared)
-    there = [w.text for w in c.window if w.negation] if whole else _negations(c.window, shared)
-    if len(said) > len(there):  # "did not" against "did"; "is not no end" against "is no end"
-        return CONTRADICTED, f"says \u2018{said[0]}\u2019, the source does not"
-    if len(there) > len(said):
-        return CONTRADICTED, f"the source says \u2018{there[0]}\u2019, the claim does not"
-    return None
-
-
-def _negations(words: list[Word], keys: set[str]) -> list[str]:
-    """The negations that bear on one of these keys: the next content word within six, in the same clause."""
-    out = []
-    for i, w in enumerate(words):
-        if w.negation:
-            bears = next((x for x in words[i + 1:i + 7] if x.key or x is BREAK), None)
-            if bears is not None and bears.key in keys:
-                out.append(w.text)
-    return out
+    found = polarity(c.words, c.window, whole=c.one and len(shared) >= WHOLE * len(c.keys))
+    if found is None:
+        return None
+    side, word = found
+    return CONTRADICTED, (f"says \u2018{word}\u2019, the source does not" if side == "claim"
+                          else f"the source says \u2018{word}\u2019, the claim does not")
 
 
 def _direction(c: _Case) -> Found:
-    """A direction the claim says more often than its passage, where the passage says its opposite more often."""
+    """A direction whose opposite alone the passage gives about the same thing."""
     if c.share < ALIGNED:
         return None
-    shared = {w.key for w in c.content} & c.keys
-    mine = [w for w in _span(c.words, shared, 6, 6) if w.direction]
-    span = [w for w in _span(c.window, shared | {w.key for w in mine}, 6, 6) if w.direction]
-    said: Counter[tuple[str, int]] = Counter(w.direction for w in mine if w.direction)
-    there: Counter[tuple[str, int]] = Counter(w.direction for w in span if w.direction)
-    for (axis, sign), n in said.items():
-        if n > there[(axis, sign)] and there[(axis, -sign)] > said[(axis, -sign)]:
-            claim_word = next(w.text for w in mine if w.direction == (axis, sign))
-            source_word = next(w.text for w in span if w.direction == (axis, -sign))
-            return CONTRADICTED, f"says \u2018{claim_word}\u2019, the source says \u2018{source_word}\u2019"
-    return None
+    found = reversed_direction(c.words, c.window)
+    return (CONTRADICTED, f"says \u2018{found[0]}\u2019, the source says \u2018{found[1]}\u2019") if found else None
+
+
+def _roles(c: _Case) -> Found:
+    """A name doing what, in the passage, only other names do."""
+    if c.share < ALIGNED:
+        return None
+    found = swapped_role(c.words, c.window)
+    return (UNSUPPORTED, f"in the source, \u2018{found[1]}\u2019 is not said of \u2018{found[0]}\u2019") if found \
+        else None
 
 
 def _words(c: _Case) -> Found:
     plain = [w for w in c.content if w.key[0] != "#"]
-    missing = [w.text for w in plain if w.key not in c.source.keys]
+    missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)
+               and not (w.name and c.source.names.has(w.text))]  # Belgian for Belgium
     if len(missing) > math.floor(len(plain) / SPARE):
         return UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source"
     return None
 
 
-def joined(texts: Iterable[str]) -> Passages:
-    """The texts of several cited sources read as one (a claim citing [1][2] may draw on both)."""
-    return passages("\n\n".join(texts))
+def _reworded(word: str, keys: set[str]) -> bool:
+    """A word the source does not write, one of whose WordNet synonyms it does (wordnet.py; no match without it)."""
+    return any(key_of(s) in keys for s in synonyms(word))

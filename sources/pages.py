@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sources.facts import fold
+from sources.spelling import fold
 
 _MARKER = re.compile(r"^--- page (\d+) ---$", re.M)
 _WORDS = 12  # enough of the passage's first sentence to find it once

@@ -30,7 +30,7 @@ from report.research import (
     stored_texts,
     summary_line,
 )
-from report.sources import cited_where, is_web
+from report.sources import VERDICT_NOTE, cited_where, is_web
 from sources.check import claims_line
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -135,7 +135,8 @@ def _citations(citations: list[dict[str, Any]], heading: str = "Citations checke
         where = cited_where(c) if c.get("n") is not None else str(c.get("url") or "")
         shown = passage_html(c, f"[{c.get('n')}]", PASSAGE_CHARS)
         rows.append(citation_item(c, where, tail=shown))
-    return f"<h2>{esc(heading)}</h2><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+    return (f"<h2>{esc(heading)}</h2><p class=\"meta\">{esc(claims_line(citations))}</p>"
+            f"<p class=\"meta\">{esc(VERDICT_NOTE)}.</p><ul>{''.join(rows)}</ul>")
 
 
 def _across(report: ResearchReport) -> str:

@@ -9,6 +9,7 @@ from report.html.guard import loopback_url
 from report.html.markdown import esc
 from report.sources import (
     RETRACTED,
+    VERDICT_NOTE,
     WITHOUT_SOURCES,
     WITHOUT_SOURCES_NOTE,
     attachment_read,
@@ -73,7 +74,8 @@ def citations_html(citations: Sequence[Mapping[str, Any]]) -> str:
         where = cited_where(c) if c.get("n") is not None else (str(c.get("url")) if verdict == NOT_READ else "")
         model = f' <span class="meta">model: {esc(c["model_verdict"])}</span>' if c.get("model_verdict") else ""
         rows.append(citation_item(c, where, note=model, tail=passage_html(c, f"[{c.get('n')}]")))
-    return f"<h4>Citations</h4><p class=\"meta\">{esc(claims_line(citations))}</p><ul>{''.join(rows)}</ul>"
+    return (f"<h4>Citations</h4><p class=\"meta\">{esc(claims_line(citations))}</p>"
+            f"<p class=\"meta\">{esc(VERDICT_NOTE)}.</p><ul>{''.join(rows)}</ul>")
 
 
 def citation_item(c: Mapping[str, Any], where: str, note: str = "", tail: str = "") -> str:
