@@ -1,0 +1,126 @@
+"""Benchmark: from launching `main.py` to its first model request, for `ask` and for a batch.
+
+Run from the project root: `python benchmarks/startup.py` (add `--help` for the options).
+Each run starts `main.py` against a fresh loopback OpenAI-compatible server (benchmarks/throughput.py's);
+when the first chat request arrives the server notes the wall time since launch and the CPU time
+(user + sys) the command's processes have used so far: main.py and every process it started (read
+from /proc, so Linux only; elsewhere the CPU column is n/a). CPU time is what a busy machine changes least.
+The table shows the median of --runs runs of each command, and their range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.throughput import BenchServer, Script, child_env  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds of the process and its reaped children) from /proc/PID/stat, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2:].split()  # after "pid (name) ": state, ppid, ...
+    utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
+    return int(fields[1]), (utime + stime + cutime + cstime) / TICK
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds used so far by `root` and every live process below it (the sandbox's servers included)."""
+    stats = {pid: s for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()) if (s := _stat(pid))}
+    below: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        below.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += stats[pid][1] if pid in stats else 0.0
+        todo.extend(below.get(pid, []))
+    return total
+
+
+class StartServer(BenchServer):
+    """The throughput benchmark's server, which also notes the client's CPU time at the first request."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__(script)
+        self.pid: int | None = None
+        self.cpu: float | None = None
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if self.counters.first_request is None and self.pid and os.path.isdir("/proc"):
+            self.cpu = tree_cpu(self.pid)
+        return super().answer(body)
+
+
+def command(kind: str, url: str, tmp: Path) -> list[str]:
+    """The main.py command line of one run: `ask` one question, or a batch of one task."""
+    common = ["--model", "openai:bench", "--base-url", url, "--max-steps", "3", "-q"]
+    if kind == "ask":
+        return [sys.executable, str(ROOT / "main.py"), "ask", "Look at the workspace, then say you are done.",
+                *common, "--runs-dir", str(tmp / "runs")]
+    tasks = tmp / "tasks.txt"
+    tasks.write_text("Look at the workspace, then say you are done.\n", encoding="utf-8")
+    return [sys.executable, str(ROOT / "main.py"), str(tasks), "-o", str(tmp / "results.md"), *common,
+            "--workspace", str(tmp / "workspace"), "--trace-dir", str(tmp / "traces")]
+
+
+def one_run(kind: str, tmp: Path) -> tuple[float, float | None]:
+    """Wall seconds and CPU seconds from launch to the first model request of one run."""
+    with StartServer(Script(steps=2, latency=0.0)) as server:
+        cmd = command(kind, server.url, tmp)
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=tmp, env=child_env(tmp), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        server.pid = proc.pid
+        _, err = proc.communicate(timeout=300)
+        first = server.counters.first_request
+    if proc.returncode != 0 or first is None:
+        raise SystemExit(f"{kind}: main.py exited {proc.returncode} with no model request: {err.strip()[-500:]}")
+    return first - started, server.cpu
+
+
+def row(kind: str, runs: list[tuple[float, float | None]]) -> str:
+    """One Markdown table row: medians and ranges."""
+    wall = [w for w, _ in runs]
+    cpu = [c for _, c in runs if c is not None]
+    cpu_text = f"{statistics.median(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f}" if cpu else "n/a | n/a"
+    return (f"| {kind} | {len(runs)} | {statistics.median(wall):.2f} | {min(wall):.2f}-{max(wall):.2f} "
+            f"| {cpu_text} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=5, help="runs of each command (the median is shown)")
+    p.add_argument("--commands", nargs="+", choices=["ask", "batch"], default=["ask", "batch"])
+    args = p.parse_args(argv)
+    print("| command | runs | to 1st request s (median) | range s | CPU to 1st request s (median) | range s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for kind in args.commands:
+        runs = []
+        for i in range(args.runs):
+            with tempfile.TemporaryDirectory(prefix=f"startup-{kind}-{i}-") as tmp:
+                runs.append(one_run(kind, Path(tmp)))
+        print(row(kind, runs), flush=True)
+    print("\nCPU = user + sys of main.py and the processes it started, when the first request arrived.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
