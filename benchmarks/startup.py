@@ -68,22 +68,22 @@ class StartServer(BenchServer):
         return super().answer(body)
 
 
-def command(kind: str, url: str, tmp: Path) -> list[str]:
+def command(kind: str, url: str, tmp: Path, main_py: Path) -> list[str]:
     """The main.py command line of one run: `ask` one question, or a batch of one task."""
     common = ["--model", "openai:bench", "--base-url", url, "--max-steps", "3", "-q"]
     if kind == "ask":
-        return [sys.executable, str(ROOT / "main.py"), "ask", "Look at the workspace, then say you are done.",
+        return [sys.executable, str(main_py), "ask", "Look at the workspace, then say you are done.",
                 *common, "--runs-dir", str(tmp / "runs")]
     tasks = tmp / "tasks.txt"
     tasks.write_text("Look at the workspace, then say you are done.\n", encoding="utf-8")
-    return [sys.executable, str(ROOT / "main.py"), str(tasks), "-o", str(tmp / "results.md"), *common,
+    return [sys.executable, str(main_py), str(tasks), "-o", str(tmp / "results.md"), *common,
             "--workspace", str(tmp / "workspace"), "--trace-dir", str(tmp / "traces")]
 
 
-def one_run(kind: str, tmp: Path) -> tuple[float, float | None]:
+def one_run(kind: str, tmp: Path, main_py: Path) -> tuple[float, float | None]:
     """Wall seconds and CPU seconds from launch to the first model request of one run."""
     with StartServer(Script(steps=2, latency=0.0)) as server:
-        cmd = command(kind, server.url, tmp)
+        cmd = command(kind, server.url, tmp, main_py)
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=tmp, env=child_env(tmp), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
@@ -95,12 +95,12 @@ def one_run(kind: str, tmp: Path) -> tuple[float, float | None]:
     return first - started, server.cpu
 
 
-def row(kind: str, runs: list[tuple[float, float | None]]) -> str:
+def row(label: str, runs: list[tuple[float, float | None]]) -> str:
     """One Markdown table row: medians and ranges."""
     wall = [w for w, _ in runs]
     cpu = [c for _, c in runs if c is not None]
     cpu_text = f"{statistics.median(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f}" if cpu else "n/a | n/a"
-    return (f"| {kind} | {len(runs)} | {statistics.median(wall):.2f} | {min(wall):.2f}-{max(wall):.2f} "
+    return (f"| {label} | {len(runs)} | {statistics.median(wall):.2f} | {min(wall):.2f}-{max(wall):.2f} "
             f"| {cpu_text} |")
 
 
@@ -109,15 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5, help="runs of each command (the median is shown)")
     p.add_argument("--commands", nargs="+", choices=["ask", "batch"], default=["ask", "batch"])
+    p.add_argument("--main", type=Path, nargs="+", default=[ROOT / "main.py"],
+                   help="main.py to measure; several (e.g. an older checkout's) take turns, run by run, so that "
+                        "a busy machine weighs on each alike")
     args = p.parse_args(argv)
     print("| command | runs | to 1st request s (median) | range s | CPU to 1st request s (median) | range s |")
     print("|---|---:|---:|---:|---:|---:|")
     for kind in args.commands:
-        runs = []
+        runs: dict[Path, list[tuple[float, float | None]]] = {m.resolve(): [] for m in args.main}
         for i in range(args.runs):
-            with tempfile.TemporaryDirectory(prefix=f"startup-{kind}-{i}-") as tmp:
-                runs.append(one_run(kind, Path(tmp)))
-        print(row(kind, runs), flush=True)
+            for main_py in runs:
+                with tempfile.TemporaryDirectory(prefix=f"startup-{kind}-{i}-") as tmp:
+                    runs[main_py].append(one_run(kind, Path(tmp), main_py))
+        for main_py, found in runs.items():
+            print(row(kind if len(args.main) == 1 else f"{kind} ({main_py})", found), flush=True)
     print("\nCPU = user + sys of main.py and the processes it started, when the first request arrived.")
     return 0
 
