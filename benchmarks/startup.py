@@ -5,7 +5,10 @@ Each run starts `main.py` against a fresh loopback OpenAI-compatible server (ben
 when the first chat request arrives the server notes the wall time since launch and the CPU time
 (user + sys) the command's processes have used so far: main.py and every process it started (read
 from /proc, so Linux only; elsewhere the CPU column is n/a). CPU time is what a busy machine changes least.
-The table shows the median of --runs runs of each command, and their range.
+The table shows the median of --runs runs of each command, and their range. Python's compiled bytecode is kept
+between the runs (in a folder of their own, also when PYTHONDONTWRITEBYTECODE is set), after one run that is
+not counted: what a user waits for every time. --cold compiles every module of the project in each run instead
+(a first run after an install or an update, or PYTHONDONTWRITEBYTECODE=1).
 """
 
 from __future__ import annotations
@@ -80,12 +83,19 @@ def command(kind: str, url: str, tmp: Path, main_py: Path) -> list[str]:
             "--workspace", str(tmp / "workspace"), "--trace-dir", str(tmp / "traces")]
 
 
-def one_run(kind: str, tmp: Path, main_py: Path) -> tuple[float, float | None]:
+def bytecode_env(tmp: Path, cache: Path | None) -> dict[str, str]:
+    """child_env, with compiled bytecode kept in `cache` (None: never written, so every run compiles)."""
+    env = {k: v for k, v in child_env(tmp).items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    return {**env, "PYTHONPYCACHEPREFIX": str(cache)} if cache else {**env, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def one_run(kind: str, tmp: Path, main_py: Path, cache: Path | None) -> tuple[float, float | None]:
     """Wall seconds and CPU seconds from launch to the first model request of one run."""
-    with StartServer(Script(steps=2, latency=0.0)) as server:
+    server = StartServer(Script(steps=2, latency=0.0))
+    with server:
         cmd = command(kind, server.url, tmp, main_py)
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=tmp, env=child_env(tmp), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(cmd, cwd=tmp, env=bytecode_env(tmp, cache), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         server.pid = proc.pid
         _, err = proc.communicate(timeout=300)
@@ -112,17 +122,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--main", type=Path, nargs="+", default=[ROOT / "main.py"],
                    help="main.py to measure; several (e.g. an older checkout's) take turns, run by run, so that "
                         "a busy machine weighs on each alike")
+    p.add_argument("--cold", action="store_true", help="no compiled bytecode kept: every run compiles the project")
     args = p.parse_args(argv)
     print("| command | runs | to 1st request s (median) | range s | CPU to 1st request s (median) | range s |")
     print("|---|---:|---:|---:|---:|---:|")
-    for kind in args.commands:
-        runs: dict[Path, list[tuple[float, float | None]]] = {m.resolve(): [] for m in args.main}
-        for i in range(args.runs):
-            for main_py in runs:
-                with tempfile.TemporaryDirectory(prefix=f"startup-{kind}-{i}-") as tmp:
-                    runs[main_py].append(one_run(kind, Path(tmp), main_py))
-        for main_py, found in runs.items():
-            print(row(kind if len(args.main) == 1 else f"{kind} ({main_py})", found), flush=True)
+    with tempfile.TemporaryDirectory(prefix="startup-bytecode-") as bytecode:
+        cache = None if args.cold else Path(bytecode)
+        for kind in args.commands:
+            runs: dict[Path, list[tuple[float, float | None]]] = {m.resolve(): [] for m in args.main}
+            for i in range(-1 if cache else 0, args.runs):  # run -1 fills the bytecode cache: not counted
+                for main_py in runs:
+                    with tempfile.TemporaryDirectory(prefix=f"startup-{kind}-{i}-") as tmp:
+                        found = one_run(kind, Path(tmp), main_py, cache)
+                    runs[main_py] += [found] if i >= 0 else []
+            for main_py, found_runs in runs.items():
+                print(row(kind if len(args.main) == 1 else f"{kind} ({main_py})", found_runs), flush=True)
     print("\nCPU = user + sys of main.py and the processes it started, when the first request arrived.")
     return 0
 
