@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import check_setup
 import main
 from config import load_settings
 from core.errors import ConfigError
+from tests.fakes.cli import GUARD, ROOT, clean_env
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import openai_reply, openai_script
 from tools import dependencies
@@ -199,3 +201,18 @@ def test_a_tool_whose_package_is_broken_is_withheld_at_its_first_call_saying_why
 def test_requirements_list_lxml_html_clean_for_old_pips() -> None:
     text = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text()
     assert any(line.startswith("lxml_html_clean>=") for line in text.splitlines())
+
+
+def test_a_question_answered_at_once_imports_no_tools_package(tmp_path: Path) -> None:
+    # Each tool's packages are checked installed, not imported; jsonschema, trafilatura, pypdf, lxml and httpx
+    # load with the first call that needs them (here there is none), not before the first model request.
+    script = openai_script(openai_reply("Final Answer: 42"))
+    with LoopbackServer(script) as srv:
+        done = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "main.py"), "ask", "What is six times "
+                               "seven?", "--model", "openai:m", "-q"], cwd=tmp_path, env=clean_env(srv),
+                              capture_output=True, text=True, timeout=GUARD)
+    assert done.returncode == 0 and done.stdout.startswith("42"), done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in lines}
+    assert {"openai", "tools", "agent"} <= imported  # -X importtime did list the imports ...
+    assert imported & {"jsonschema", "trafilatura", "pypdf", "lxml", "httpx", "ddgs", "protego", "pygments"} == set()
