@@ -19,7 +19,6 @@ from core.secrets import SecretRedactor
 from main import apply_base_url
 from providers.registry import KEY_ENV
 from report.markdown import plural
-from run.dependencies import probe
 from run.model_checks import (
     FAIL,
     OK,
@@ -35,6 +34,7 @@ from run.model_checks import (
 from telemetry.setup import INSTALL_HINT as INSTALL_OTEL
 from telemetry.setup import tracing_enabled
 from tools.capabilities import attachment_capabilities, installed
+from tools.dependencies import probe
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,12 +88,19 @@ def checked_models(settings: Settings, output: Path | None, limits: RateLimits |
     """
     load_tool_factories(settings.tool_modules)  # a broken --tools module fails here, before any task
     check_run(settings, output)  # paths, tools() results, tool packages
-    if warning := prepare_sandbox(settings):  # AGENT_SANDBOX=require without one: exit 2 here
-        print(warning, file=sys.stderr)
     limits = limits or RateLimits(settings.rpm, settings.tpm)  # one limiter per provider, shared by every task
-    if settings.judge_model:  # a bad --judge-model spec or a missing key: exit 2 now, not after the first answer
-        model_for(settings.judge_model, settings)
-    return build_models(settings, limits=limits)
+    # The sandbox's trials run child processes (bwrap, a mount namespace): they run while the model's SDK loads.
+    with ThreadPoolExecutor(1, thread_name_prefix="sandbox-probe") as pool:
+        sandbox = pool.submit(prepare_sandbox, settings)
+        try:
+            if settings.judge_model:  # a bad --judge-model spec or a missing key: exit 2 now, not after an answer
+                model_for(settings.judge_model, settings)
+            models = build_models(settings, limits=limits)
+        finally:
+            warning = sandbox.result()  # AGENT_SANDBOX=require without one: exit 2 here (before a model error)
+    if warning:
+        print(warning, file=sys.stderr)
+    return models
 
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:

@@ -2,7 +2,8 @@
 
 The workspace and trace directories must be creatable and writable, the report's folder writable, every
 --tools module's tools() must return Tool objects that register next to the built-in ones, and every tool's
-packages must import (a broken trafilatura is reported here, not as `Error: ImportError` observations).
+packages must be installed (found without importing them: a package installed but broken is found at the tool's
+first call, which is then told why, as tools/dependencies.py says).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigError
-from run.dependencies import broken_tool_dependencies
 from tools.base import Tool, ToolRegistry
 from tools.builtin import default_tools, load_tool_factories
+from tools.dependencies import missing_tool_dependencies
 
 
 def check_run(settings: Any, output: Path | None) -> None:
@@ -71,7 +72,7 @@ def check_tools(settings: Any) -> list[str]:
                                       f"{_short(item)}, not a Tool (subclass tools.Tool or use @tool)",
                                       "tool_modules")
                 try:
-                    registry.register_tool(item)
+                    registry.register_tool(item, check_schema=True)
                 except Exception as exc:  # duplicate name, bad name, invalid JSON Schema
                     raise ConfigError(f"tool module {spec!r}: tool {item.name!r} cannot be used: "
                                       f"{str(exc).splitlines()[0]}", "tool_modules") from exc
@@ -91,8 +92,8 @@ def _made_by(spec: str, factory: Any, settings: Any, scratch: Path) -> list[Any]
 
 
 def check_tool_dependencies(tool_names: list[str]) -> None:
-    """ConfigError naming the tool, the package and the fix when a tool's package cannot be imported."""
-    failed = broken_tool_dependencies(tool_names)
+    """ConfigError naming the tool, the package and the fix when a tool's package is not installed."""
+    failed = missing_tool_dependencies(tool_names)
     if failed:
         tool, probe = failed[0]
         raise ConfigError(f"the {tool} tool cannot work: {probe.message()}", "tools")

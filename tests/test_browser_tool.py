@@ -122,7 +122,9 @@ def exfil(site: ObstacleSite) -> list[Step]:
 def heartbeat(site: ObstacleSite, seen: dict[str, int]) -> list[Step]:
     def count(key: str) -> None:
         seen[key] = site.paths().count("/ping")
-        time.sleep(0.6)  # the page pings every 0.1 s while it is open
+        until = time.monotonic() + 30  # the page pings every 0.1 s while it is open: the model thinks until one
+        while site.paths().count("/ping") == seen[key] and time.monotonic() < until:  # more came (a busy
+            time.sleep(0.05)  # machine's Chromium may take longer than a fixed pause)
 
     return [lambda o: {"action": "open", "url": site.url("/heartbeat")},
             lambda o: count("between steps") or {"action": "snapshot"},

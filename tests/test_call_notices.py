@@ -76,24 +76,24 @@ def test_a_failed_call_is_in_the_trace_with_what_was_sent(server: LoopbackServer
 
 
 def test_a_local_server_that_timed_out_is_not_asked_again(server: LoopbackServer) -> None:
-    server.handler = lambda req: hang(3.0)
+    server.handler = lambda req: hang(120)  # answers only after the test (the server ends)
     llm, _ = facade("openai:local-model", openai_base_url=server.url + "/v1", request_timeout=0.5, max_retries=3)
     heard: list[tuple[str, dict[str, object]]] = []
     with listening(lambda kind, data: heard.append((kind, data))), pytest.raises(LLMError) as err:
         llm.complete(MESSAGES)
-    assert len(server.requests) == 1  # the server may still be generating it: a retry would queue behind it
+    assert len(server.wait_for_requests(1)) == 1  # the server may still be generating it: a retry would queue behind it
     assert "not asked again" in str(err.value) and "--request-timeout" in str(err.value)
     assert [kind for kind, _ in heard] == ["llm_timeout"] and heard[0][1]["seconds"] == 0.5
 
 
 def test_a_hosted_model_that_timed_out_is_retried_and_each_timeout_told(server: LoopbackServer) -> None:
-    server.handler = lambda req: hang(3.0)
+    server.handler = lambda req: hang(120)  # answers only after the test (the server ends)
     llm, _ = facade("openai:gpt-4.1-mini", openai_base_url=server.url + "/v1", openai_api_key="sk-test",
                     request_timeout=0.5, max_retries=1)
     heard: list[str] = []
     with listening(lambda kind, data: heard.append(kind)), pytest.raises(LLMError):
         llm.complete(MESSAGES)
-    assert len(server.requests) == 2 and heard == ["llm_timeout", "llm_retry", "llm_timeout"]
+    assert len(server.wait_for_requests(2)) == 2 and heard == ["llm_timeout", "llm_retry", "llm_timeout"]
 
 
 def test_a_slow_call_is_heard_from_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,7 +76,7 @@ def test_each_request_is_cut_at_the_task_deadline(server: LoopbackServer, spec: 
     llm = LLMInterface.from_spec(spec, settings, rejected=RejectedParams())  # the real clock and sleep
     with cancellation.scope(2.0), pytest.raises(cancellation.TaskDeadlineExceeded, match="deadline"):
         llm.complete(MESSAGES)
-    assert len(server.requests) == 1
+    assert len(server.wait_for_requests(1)) == 1  # a busy machine's server thread may read it after the deadline
 
 
 def test_a_server_that_never_answers_ends_the_task_as_time_limit(tmp_path: Path) -> None:

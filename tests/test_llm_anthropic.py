@@ -87,8 +87,10 @@ def test_529_overloaded_then_success_is_retried(server: LoopbackServer) -> None:
 
 
 def test_a_hanging_server_times_out_and_the_retry_answers(server: LoopbackServer) -> None:
-    server.handler = anthropic_script(hang(5.0), anthropic_reply("ok"))
-    llm, _ = make(server, request_timeout=0.3)
+    # 2 s: a busy machine's server thread takes the first request before its client gives up on it (a retry
+    # that came first would be the one held); the held one is let go when the server ends.
+    server.handler = anthropic_script(hang(120), anthropic_reply("ok"))
+    llm, _ = make(server, request_timeout=2.0)
     assert llm.complete(MESSAGES).text == "ok"
     assert len(server.requests) == 2
 

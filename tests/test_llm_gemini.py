@@ -73,8 +73,10 @@ def test_503_then_success_is_retried(server: LoopbackServer) -> None:
 
 
 def test_a_hanging_server_times_out_and_the_retry_answers(server: LoopbackServer) -> None:
-    server.handler = gemini_script(hang(5.0), gemini_reply("ok"))
-    llm, _ = make(server, request_timeout=0.3)
+    # 2 s: a busy machine's server thread takes the first request before its client gives up on it (a retry
+    # that came first would be the one held); the held one is let go when the server ends.
+    server.handler = gemini_script(hang(120), gemini_reply("ok"))
+    llm, _ = make(server, request_timeout=2.0)
     assert llm.complete(MESSAGES).text == "ok"
     assert len(server.requests) == 2
 

@@ -88,8 +88,10 @@ def test_sdk_retries_are_off_so_max_retries_zero_means_one_request(server: Loopb
 
 
 def test_a_hanging_server_times_out_and_the_retry_answers(server: LoopbackServer) -> None:
-    server.handler = openai_script(hang(5.0), openai_reply("late but fine"))
-    llm, _ = make(server, request_timeout=0.3)
+    # 2 s: a busy machine's server thread takes the first request before its client gives up on it (a retry
+    # that came first would be the one held); the held one is let go when the server ends.
+    server.handler = openai_script(hang(120), openai_reply("late but fine"))
+    llm, _ = make(server, request_timeout=2.0)
     assert llm.complete(MESSAGES).text == "late but fine"
     assert len(server.requests) == 2
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import check_setup
 import main
 from config import load_settings
 from core.errors import ConfigError
-from run import dependencies
+from tests.fakes.cli import GUARD, ROOT, clean_env
 from tests.fakes.loopback import LoopbackServer
 from tests.fakes.providers import openai_reply, openai_script
+from tools import dependencies
 
 
 @pytest.fixture
@@ -60,6 +62,9 @@ def test_an_output_under_a_file_exits_2(model_server: LoopbackServer, tmp_path: 
     ("def tools(settings, workspace):\n    raise RuntimeError('needs MY_TOKEN')\n", "RuntimeError: needs MY_TOKEN"),
     ("from tools import tool\n@tool\ndef search(q: str) -> str:\n    '''Dup.'''\n    return q\n"
      "def tools(settings, workspace):\n    return [search]\n", "'search' is already registered"),
+    ("from tools import Tool\nclass Bad(Tool):\n    name = 'bad'\n"
+     "    parameters = {'type': 'object', 'properties': {'x': {'type': 'no-such-type'}}}\n"
+     "def tools(settings, workspace):\n    return [Bad()]\n", "tool 'bad' cannot be used: 'no-such-type' is not valid"),
 ])
 def test_a_tools_module_that_returns_no_tools_exits_2(model_server: LoopbackServer, tmp_path: Path, body: str,
                                                       expected: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,15 +170,49 @@ def test_check_setup_names_the_real_fix_for_a_broken_package(broken_package: str
     assert "pip install lxml_html_clean" in row.fix and "requirements.txt" not in row.fix
 
 
-def test_a_tool_whose_package_is_broken_stops_the_run_before_the_first_task(
-        broken_package: str, model_server: LoopbackServer, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(dependencies.TOOL_DEPENDENCIES, "scrape", ((broken_package, "trafilatura"),))
+def test_a_tool_whose_package_is_missing_stops_the_run_before_the_first_request(
+        model_server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(dependencies.TOOL_DEPENDENCIES, "scrape", (("no_such_extractor_xyz", "trafilatura"),))
     err = _fails_before_any_request([], model_server, capsys)
-    assert "the scrape tool cannot work: trafilatura is installed but cannot be imported" in err
-    assert "pip install lxml_html_clean" in err
+    assert "the scrape tool cannot work: trafilatura is not installed; fix: pip install trafilatura" in err
+
+
+def test_a_tool_whose_package_is_broken_is_withheld_at_its_first_call_saying_why(
+        broken_package: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Installed but failing to import shows only when imported: at the tool's first call, not before the run
+    # (importing every tool's packages up front would hold the first model request back by ~0.2 s).
+    monkeypatch.setitem(dependencies.TOOL_DEPENDENCIES, "scrape", ((broken_package, "trafilatura"),))
+    monkeypatch.setattr(dependencies, "_PROBLEMS", {})
+    (tmp_path / "tasks.txt").write_text("First task\n\nSecond task\n")
+    scrape = 'Action: scrape\nAction Input: {"url": "https://example.org/"}'
+    script = openai_script(openai_reply(scrape), openai_reply("Final Answer: 42"), openai_reply("Final Answer: 43"))
+    with LoopbackServer(script) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url + "/v1")
+        code = main.main(["tasks.txt", "--model", "openai:m", "-q", "--concurrency", "1", "--no-search"])
+    assert code == 0
+    told = script.served[1].body.decode()
+    assert "the scrape tool cannot work: trafilatura is installed but cannot be imported" in told
+    assert "pip install lxml_html_clean" in told
+    first, later = (script.served[i].json()["messages"][0]["content"] for i in (0, 2))
+    assert "### scrape" in first and "### scrape" not in later  # the next task is not offered the tool
 
 
 def test_requirements_list_lxml_html_clean_for_old_pips() -> None:
     text = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text()
     assert any(line.startswith("lxml_html_clean>=") for line in text.splitlines())
+
+
+def test_a_question_answered_at_once_imports_no_tools_package(tmp_path: Path) -> None:
+    # Each tool's packages are checked installed, not imported; jsonschema, trafilatura, pypdf, lxml and httpx
+    # load with the first call that needs them (here there is none), not before the first model request.
+    script = openai_script(openai_reply("Final Answer: 42"))
+    with LoopbackServer(script) as srv:
+        done = subprocess.run([sys.executable, "-X", "importtime", str(ROOT / "main.py"), "ask", "What is six times "
+                               "seven?", "--model", "openai:m", "-q"], cwd=tmp_path, env=clean_env(srv),
+                              capture_output=True, text=True, timeout=GUARD)
+    assert done.returncode == 0 and done.stdout.startswith("42"), done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in lines}
+    assert {"openai", "tools", "agent"} <= imported  # -X importtime did list the imports ...
+    assert imported & {"jsonschema", "trafilatura", "pypdf", "lxml", "httpx", "ddgs", "protego", "pygments"} == set()

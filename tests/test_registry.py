@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import jsonschema
 import pytest
 
 from tools.base import (
@@ -69,13 +70,18 @@ def test_duplicate_names_are_refused_case_insensitively() -> None:
         registry.register_tool(convert)
 
 
-def test_invalid_schema_is_refused_at_registration() -> None:
+def test_invalid_schema_is_refused_when_checked_and_its_calls_are_told_why() -> None:
     class Bad(Tool):
         name = "bad"
         parameters = {"type": "object", "properties": {"x": {"type": "no-such-type"}}}
 
-    with pytest.raises(Exception, match="no-such-type"):
-        ToolRegistry([Bad()])
+    with pytest.raises(jsonschema.SchemaError, match="no-such-type"):
+        ToolRegistry().register_tool(Bad(), check_schema=True)  # what --tools modules get before the run
+    registry = ToolRegistry([Bad(), convert])  # built-in tools: checked at their first call
+    with pytest.raises(UnknownToolError, match="'bad' is not offered in this run: its parameters are not a valid "
+                                               "JSON Schema: 'no-such-type' is not valid"):
+        registry.prepare("bad", {"x": 1})
+    assert registry.names() == ["convert"]
 
 
 def test_lookup_is_case_insensitive_and_unknown_names_suggest() -> None:

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +206,8 @@ def test_when_nothing_could_be_read_no_report_with_citations_is_made_up(tmp_path
 
 def test_ctrl_c_stops_the_research_and_the_report_is_written_from_what_was_found(tmp_path: Path) -> None:
     subs = dict(FINDINGS)
-    subs[PLAN[1]] = Sub(["/danube"], "The Danube is navigable for 2,415 km [1].", delay=3.0)
+    danube = threading.Event()  # its model answers only once the Ctrl-C was taken: a busy machine cannot reorder it
+    subs[PLAN[1]] = Sub(["/danube"], "The Danube is navigable for 2,415 km [1].", gate=danube)
     w = world(subs=subs)
     with LoopbackServer(w) as server:
         w.base = server.url
@@ -219,7 +221,11 @@ def test_ctrl_c_stops_the_research_and_the_report_is_written_from_what_was_found
             if line.startswith("[1/2] sub-01-"):  # the Rhine is done, the Danube's model is still thinking
                 break
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        for line in proc.stderr:
+            if line.startswith("stopping:"):
+                break
+        danube.set()
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     report = (tmp_path / "report.md").read_text()
     assert report.startswith("# Partial research report:")

@@ -4,6 +4,7 @@ first (--plan-only) and as the user edited it (--plan FILE), a follow-up round o
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -11,10 +12,12 @@ from pathlib import Path
 
 import docx
 import pypdf
+import pytest
 
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.loopback import LoopbackServer
 from tests.test_research import DANUBE, FINDINGS, PLAN, QUESTION, RHINE, main_py, research, run_with, world
+from tools.web.pdf import print_pdf
 
 OWN = "Which ports lie on the Danube?"
 PORTS = page("Danube ports", "Vienna, Budapest and Constanța are the largest ports on the Danube.\n\n"
@@ -129,6 +132,18 @@ def _docx_text(path: Path) -> tuple[list[str], str, list[list[str]]]:
                                                                 for r in t.rows]
 
 
+@functools.cache
+def cannot_print() -> str | None:
+    """Why this machine cannot print a page to PDF in headless Chromium (no Playwright, no Chromium, or one that
+    does not start, as while it is being installed), or None when it can."""
+    try:
+        print_pdf("<p>Can this machine print?</p>")
+    except Exception as exc:  # noqa: BLE001 - BrowserUnavailableError or Playwright's failure: the reason
+        return (f"no PDF can be printed here ({exc}): pip install -r requirements-browser.txt and install a "
+                "Chromium to run this part")
+    return None
+
+
 def test_pdf_and_docx_hold_the_reports_text_headings_citations_tables_and_sources(tmp_path: Path) -> None:
     long_page = "/danube/" + "a-very-long-path-segment-" * 8 + "end"
     subs = {PLAN[0]: FINDINGS[PLAN[0]], PLAN[1]: Sub([long_page], "The Danube is navigable for 2,415 km [1].")}
@@ -145,6 +160,9 @@ def test_pdf_and_docx_hold_the_reports_text_headings_citations_tables_and_source
                                                      "Sea"] in cells and ["ragged", "", ""] in cells
     assert re.search(r"\[2\] Danube waterway — http://127\.0\.0\.1:\d+" + re.escape(long_page), text)
     assert "✓ supported [1] The Rhine carried 187 million tonnes of freight in 2022." in text
+    if why := cannot_print():  # found out apart from the run: a PDF the run fails to write is still a failure
+        assert len([ln for ln in proc.stderr.splitlines() if "report.pdf not written" in ln]) == 1, proc.stderr
+        pytest.skip(why)
     pdf = pypdf.PdfReader(io.BytesIO((tmp_path / "report.pdf").read_bytes()))
     printed = " ".join(" ".join(p.extract_text().split()) for p in pdf.pages)
     for expected in (f"Research report: {QUESTION}", "Ports", "The Rhine carried 187 million tonnes of freight in "

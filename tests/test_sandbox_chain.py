@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.cli import GUARD, clean_env
 from tests.fakes.loopback import LoopbackServer, Request, Response
-from tests.fakes.providers import openai_reply
+from tests.fakes.providers import openai_reply, openai_script
 from tools.sandbox import select
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -167,3 +169,22 @@ def test_check_setup_probe_tells_a_contained_child_from_an_unconfined_one(tmp_pa
     assert summary(boxed)[0] and "probe child could not read outside nor connect" in summary(boxed)[1]
     assert bare.read_outside and bare.connected  # the probe really detects an unconfined child
     assert not summary(bare)[0] and "AGENT_SANDBOX=none" in summary(bare)[1]
+
+
+@pytest.mark.skipif(shutil.which("nice") is None, reason="needs the nice command")
+def test_a_niced_agent_runs_model_code_at_its_own_priority(tmp_path: Path) -> None:
+    """`nice -n 5 main.py ...`: the python and shell tools run, at nice 5, never above the agent's priority.
+    (A user other than root may not lower a nice value: the code once failed to start there at all, "could not
+    start the script: PermissionError"; root's code ran at nice 0, above the agent it was to stay below.)"""
+    (tmp_path / "tasks.txt").write_text("How nice are you?\n")
+    steps = [("shell", {"command": "echo shell-nice=$(nice)"}),
+             ("python", {"code": "import os; print('python-nice=%d' % os.getpriority(os.PRIO_PROCESS, 0))"})]
+    script = openai_script(*(openai_reply(f"Action: {tool}\nAction Input: {json.dumps(args)}") for tool, args in steps),
+                           openai_reply("Final Answer: done"))
+    with LoopbackServer(script) as server:
+        env = clean_env(server)
+        proc = subprocess.run(["nice", "-n", "5", sys.executable, str(ROOT / "main.py"), "tasks.txt", "--model",
+                               "openai:m", "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=GUARD)
+    assert proc.returncode == 0, proc.stderr
+    seen = [_last_observation(req) for req in script.served[1:]]
+    assert "shell-nice=5" in seen[0] and "python-nice=5" in seen[1], seen

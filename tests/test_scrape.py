@@ -11,6 +11,7 @@ import pytest
 from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tools.base import ToolOutput
+from tools.web import fetch
 from tools.web.fetch import is_public_address
 from tools.web.scrape import ScrapeTool
 
@@ -137,13 +138,17 @@ def test_body_over_the_size_cap_stops_reading_and_says_so(tmp_path: Path) -> Non
     assert not (tmp_path / "ws" / "downloads").exists()
 
 
-def test_slow_response_times_out_after_retries(tmp_path: Path) -> None:
+def test_slow_response_times_out_after_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The whole fetch's deadline (4 timeouts, wall clock) has tests of its own: here it would cut the third
+    # attempt short whenever a busy machine delays the first two.
+    monkeypatch.setattr(fetch, "DEADLINE_FACTOR", 1000)
     sleeps: list[float] = []
-    with LoopbackServer(routes({"/slow": Response(body="late", delay=2.0)})) as server:
+    with LoopbackServer(routes({"/slow": Response(body="late", delay=60)})) as server:  # answers after the test
         out = make_tool(tmp_path, sleeps, scrape_timeout=0.2).run(url=f"{server.url}/slow")
+        received = server.wait_for_requests(3)
     assert out == (f"Error: could not scrape {server.url}/slow: timed out after 0.2s (ReadTimeout) "
                    "(tried 3 times)")
-    assert len(server.requests) == 3 and sleeps == [0.5, 1.0]
+    assert len(received) == 3 and sleeps == [0.5, 1.0]
 
 
 def test_server_error_is_retried_then_reported(tmp_path: Path) -> None:

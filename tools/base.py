@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sources.ledger import Read, failed_reads
+from tools.dependencies import known_problem, tool_problem
 
 
 @dataclass
@@ -230,6 +231,18 @@ def _validator(schema: dict[str, Any]) -> Any:
     return found
 
 
+def _first_call_problem(found: Tool) -> str | None:
+    """Why a registered tool cannot be called after all: its schema is not valid JSON Schema, or a package it needs
+    fails to import (tools/dependencies.py). Both are found at its first call, then remembered for the process."""
+    import jsonschema  # a heavy dependency, imported by the first tool call: this names its error
+
+    try:
+        _validator(found.parameters)
+    except jsonschema.SchemaError as exc:
+        return f"its parameters are not a valid JSON Schema: {str(exc).splitlines()[0]}"
+    return tool_problem(found.name)
+
+
 class ToolRegistry:
     """The tools an agent may call, by name, with schema validation of their inputs; a tool that says it is
     unavailable (Tool.unavailable) is withheld: not listed, and a call of it is told why."""
@@ -240,14 +253,17 @@ class ToolRegistry:
         for t in tools or []:
             self.register_tool(t)
 
-    def register_tool(self, tool: Tool) -> Tool:
-        """Add a tool; a second tool with the same name raises DuplicateToolError."""
+    def register_tool(self, tool: Tool, check_schema: bool = False) -> Tool:
+        """Add a tool; a second tool with the same name raises DuplicateToolError. Its JSON Schema is checked here
+        with check_schema (jsonschema's SchemaError), else at its first call (jsonschema takes ~0.1 s to import:
+        not before the first model request)."""
         if not tool.name or not re.fullmatch(r"[A-Za-z_][\w.-]*", tool.name):
             raise ValueError(f"invalid tool name {tool.name!r}")
         if tool.name.lower() in {n.lower() for n in self._tools}:
             raise DuplicateToolError(tool.name)
-        _validator(tool.parameters)  # checks the schema, once per process for a given schema
-        why = tool.unavailable()
+        if check_schema:
+            _validator(tool.parameters)  # once per process for a given schema
+        why = tool.unavailable() or known_problem(tool.name)  # a package an earlier call found broken
         if why:
             self._withheld[tool.name.lower()] = why
         else:
@@ -281,9 +297,14 @@ class ToolRegistry:
         return lowered.get(name.lower())
 
     def resolve(self, name: str) -> Tool:
-        """The tool with this name, or UnknownToolError naming the valid tools."""
+        """The tool with this name, or UnknownToolError naming the valid tools (and why, for a tool withheld: also
+        one its first call finds cannot work, which is withheld from then on)."""
         found = self.lookup(name)
-        if found is None:
+        broken = _first_call_problem(found) if found is not None else None
+        if found is not None and broken:
+            del self._tools[found.name]
+            self._withheld[found.name.lower()] = broken
+        if found is None or broken:
             raise UnknownToolError(name, self.names(), self._withheld.get(name.lower()))
         return found
 

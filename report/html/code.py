@@ -11,10 +11,6 @@ import json
 from functools import cache
 from typing import Any
 
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
-
 from report.html.markdown import esc
 
 CODE_KEYS = {"code", "script", "source", "python", "command"}  # argument names that hold code (shell's command)
@@ -34,6 +30,10 @@ def code_block(code: str, python: bool, limit: int) -> str:
     shown = _cut(code, limit)
     if not python:
         return f'<pre class="code"><code>{esc(shown)}</code></pre>'
+    from pygments import highlight  # heavy (~10 ms): imported by the first page that shows code, not at start-up
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
     spans = highlight(shown, PythonLexer(), HtmlFormatter(nowrap=True))  # escapes the code itself
     return f'<pre class="code hl"><code class="language-python">{spans.rstrip(chr(10))}</code></pre>'
 
@@ -54,5 +54,7 @@ def arguments_html(tool: str | None, arguments: Any, fallback: str, limit: int) 
 @cache
 def code_css() -> str:
     """The highlighter's colours, scoped to the page's code blocks (its page-wide rules and comments left out)."""
+    from pygments.formatters import HtmlFormatter  # heavy: imported when a page is first written
+
     rules = str(HtmlFormatter(style="default").get_style_defs(".hl")).splitlines()
     return "".join(line.split(" /* ")[0] for line in rules if line.startswith(".hl .") and "{ background" not in line)

@@ -50,6 +50,7 @@ class Sub:
     # "papers:WORDS" searched with search_papers
     answer: Reply
     delay: float = 0.0  # seconds each of its model replies takes
+    gate: threading.Event | None = None  # each of its model replies waits until the test sets it (at most 120 s)
     prompt_tokens: int = 10  # the usage each of its replies reports (what it costs at the model's price)
 
 
@@ -125,6 +126,8 @@ class World:
         else:
             reply = _response(sub.answer, final=True, prompt_tokens=sub.prompt_tokens)
         reply.delay = sub.delay
+        if sub.gate is not None:
+            sub.gate.wait(120)
         return reply
 
 

@@ -7,6 +7,7 @@ import functools
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -113,6 +114,14 @@ class LoopbackServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def wait_for_requests(self, count: int, limit: float = 60.0) -> list[Request]:
+        """The requests received, once `count` have come or after `limit` s: on a busy machine the server's
+        thread may read a request only after its client has timed out and gone on."""
+        deadline = time.monotonic() + limit
+        while len(self.requests) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return list(self.requests)
+
 
 def routes(table: dict[str, Response | Callable[[Request], Response]]) -> Handler:
     """A handler from a path -> response table (404 for anything else); the query string is ignored."""
@@ -135,8 +144,6 @@ def free_port() -> int:
 
 def wait_for_port(port: int, limit: float = 30.0) -> None:
     """Wait until something accepts connections on 127.0.0.1:port (a server started as a subprocess)."""
-    import time
-
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         try:

@@ -35,17 +35,20 @@ def gone(token: str, within: float = 5.0) -> bool:
 
 
 def cannot_run_as_nobody(prefix: list[str], cwd: Path) -> str:
-    """Why `nobody` cannot start this interpreter on this checkout through `prefix` (setpriv ...), '' when it can:
-    a virtual environment or a checkout under a folder only root may enter (mktemp -d's 0700) stops it. The
-    interpreter it starts must start another (the agent's sandbox and document converter servers do): a venv
-    whose python links into a folder only root may enter (/root/.pyenv) runs through setpriv, not from there."""
+    """Why `nobody` cannot run the agent here through `prefix` (setpriv ...), '' when it can: the interpreter, the
+    checkout and the packages of the virtual environment must be readable by other users, and the test's folder
+    `cwd` reachable (a folder only root may enter above any of them, as mktemp -d's 0700 or pytest's tmp_path
+    under /tmp/pytest-of-root, stops it). The interpreter it starts must start another (the agent's sandbox and
+    document converter servers do): a venv whose python links into a folder only root may enter (/root/.pyenv)
+    runs through setpriv, not from there."""
     root = Path(__file__).resolve().parents[2]
-    again = "import config, main, subprocess, sys; subprocess.run([sys.executable, '-c', ''], check=True)"
-    proc = subprocess.run([*prefix, sys.executable, "-c", again], cwd=cwd, capture_output=True,
+    code = ("import os, subprocess, sys, config, main, run.execute, openai; os.listdir('.'); "  # what a run imports
+            "subprocess.run([sys.executable, '-c', ''], check=True)")
+    proc = subprocess.run([*prefix, sys.executable, "-c", code], cwd=cwd, capture_output=True,
                           text=True, timeout=120, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                                                        "PYTHONPATH": str(root)})
     if proc.returncode == 0:
         return ""
     last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-    return (f"nobody cannot run {sys.executable} on {root} ({last}): make the virtual environment and the "
-            "checkout readable by other users to run this test")
+    return (f"nobody cannot run {sys.executable} on {root} in {cwd} ({last}): make the virtual environment, the "
+            "checkout and the temporary folder readable by other users to run this test")

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lxml.html import Element
-
 _PIPE = re.compile(r"(?<!\\)\|")
 _SEPARATOR = re.compile(r"^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*$")
 _MAX_SPAN = 50  # a colspan above this is a layout trick, not columns
@@ -45,6 +43,8 @@ def markdown_table(rows: list[list[str]]) -> str:
 
 def replace_tables(tree: Any) -> Any:
     """`tree` with each data table replaced by a <div> holding it as a Markdown table; layout tables stay."""
+    from lxml.html import Element  # the tree is lxml's: loaded already, this only names it
+
     for table in [t for t in tree.iter("table") if t.find(".//table") is None]:
         rows = table_rows(table)
         if len(rows) < 2 or max(len(row) for row in rows) < 2 or table.getparent() is None:

@@ -8,9 +8,6 @@ import re
 import threading
 from typing import Any
 
-from lxml import etree
-from lxml import html as lxml_html
-
 from tools.documents.extraction_choice import (
     add_missing_lines,
     could_widen,
@@ -52,6 +49,8 @@ def parse_html(html: str) -> Any | None:
         return None
     beginning = html[:50].lower()
     html = repair_faulty_html(html, beginning)
+    from lxml import html as lxml_html  # with lxml.etree ~30 ms to import: when a page is read, not at start-up
+
     try:
         tree = lxml_html.fromstring(html, parser=_parser())
     except ValueError:  # "Unicode strings with encoding declaration are not supported."
@@ -65,6 +64,8 @@ def parse_html(html: str) -> Any | None:
 
 
 def _parse_bytes(html: str) -> Any | None:
+    from lxml import html as lxml_html  # imported by parse_html already: this only names it
+
     try:
         return lxml_html.fromstring(html.encode("utf8", "surrogatepass"), parser=_parser())
     except Exception:  # noqa: BLE001 - as trafilatura: unparseable bytes are no page
@@ -74,6 +75,9 @@ def _parse_bytes(html: str) -> Any | None:
 @functools.cache
 def _parser() -> Any:
     """trafilatura's HTML parser settings with lxml.html's element classes looked up in C."""
+    from lxml import etree  # heavy: when the first page is read
+    from lxml import html as lxml_html
+
     parser = lxml_html.HTMLParser(collect_ids=False, default_doctype=False, encoding="utf-8",
                                   remove_comments=True, remove_pis=True)
     parser.set_element_class_lookup(etree.ElementDefaultClassLookup(
@@ -261,6 +265,8 @@ def _split_bodies(tree: Any) -> list[list[Any]]:
 
 def _merge_split_bodies(tree: Any) -> Any:
     """Join article-body blocks that share a class and a close ancestor into the first of them."""
+    from lxml import html as lxml_html  # loaded with the page's tree: this only names it
+
     for first, *rest in _split_bodies(tree):
         for block in rest:
             if block.text and block.text.strip():

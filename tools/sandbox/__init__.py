@@ -99,7 +99,7 @@ class Sandbox:
 
     def _command(self, workspace: Path, argv: list[str], limits: list[int], nproc: int) -> list[str]:
         cfg: dict[str, object] = {"argv": argv, "limits": limits, "nproc": nproc, "parent": os.getpid(),
-                                  "procs": MAX_PROCESSES, **self._rules(workspace)}
+                                  "procs": MAX_PROCESSES, "nice": _own_nice(), **self._rules(workspace)}
         launcher = [sys.executable, "-I", "-S", LAUNCHER]
         if self.backend == "bwrap":
             cfg["parent"] = 0  # inside the PID namespace the parent is bwrap's init
@@ -113,7 +113,7 @@ class Sandbox:
                         ) -> dict[str, object]:
         """What the session server needs to start a confined Python session in the workspace (sessions.py)."""
         cfg: dict[str, object] = {"workspace": str(workspace), "env": env, "limits": limits, "nproc": nproc,
-                                  "procs": MAX_PROCESSES, **self._rules(workspace)}
+                                  "procs": MAX_PROCESSES, "nice": _own_nice(), **self._rules(workspace)}
         if self.backend == "bwrap":
             cfg["exec"] = [*self._bwrap(workspace), sys.executable, *SESSION_FLAGS, REPL]
         return cfg
@@ -133,6 +133,11 @@ class Sandbox:
     def _bwrap(self, workspace: Path) -> list[str]:
         return bwrap.command([*_read_only(), os.path.dirname(LAUNCHER)], str(workspace), network=self.network,
                              drops_itself=True)
+
+
+def _own_nice() -> int:
+    """The agent's nice value: confined code runs at it (`nice python main.py` keeps model code niced too)."""
+    return os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
 
 
 def _read_only() -> list[str]:

@@ -225,7 +225,9 @@ def confine(cfg: dict[str, Any]) -> None:
 
     join_pids(cfg)
     set_limits(cfg)
-    os.setpriority(os.PRIO_PROCESS, 0, 0)  # the normal priority again, below a raised supervisor's
+    # The agent's priority again, below a raised supervisor's; never above the agent's: a user other than root
+    # may not lower a nice value, and `nice main.py` keeps the code niced.
+    os.setpriority(os.PRIO_PROCESS, 0, int(cfg.get("nice", 0)))
     lock, ns = cfg.get("landlock"), cfg.get("mounts")
     if lock:
         import landlock  # (only when used: a shell command without Landlock skips it)

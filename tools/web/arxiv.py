@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lxml import etree
-
 from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
@@ -34,7 +32,6 @@ _NS = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/at
        "os": "http://a9.com/-/spec/opensearch/1.1/"}
 _FIELD = re.compile(r"\b(ti|au|abs|co|jr|cat|rn|id|all):", re.I)
 _ID = re.compile(r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z.-]*(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)", re.I)
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)  # untrusted XML
 
 
 class Pacer:
@@ -187,8 +184,11 @@ def abstract_output(p: Paper) -> ToolOutput:
 
 def parse_feed(body: bytes) -> tuple[list[Paper], int | None]:
     """arXiv's Atom feed as papers, and opensearch:totalResults; arXiv's error entry is an ApiError."""
+    from lxml import etree  # ~30 ms to import: at the first search, not at start-up
+
+    untrusted = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
-        root = etree.fromstring(body, _PARSER)
+        root = etree.fromstring(body, untrusted)
     except etree.XMLSyntaxError as exc:
         raise ApiError(f"the API did not answer an Atom feed ({exc})") from exc
     papers = []

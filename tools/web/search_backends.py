@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from config import Settings
 from core.search_settings import SEARCH_BACKEND_NAMES
 from providers.common import parse_retry_after
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class SearchBackendError(Exception):
@@ -76,6 +77,8 @@ def make_backends(settings: Settings, ddgs_factory: Callable[[], Any]) -> list[B
 
 def _send(label: str, method: str, url: str, timeout: float, **kwargs: Any) -> httpx.Response:
     """One request to an engine; a timeout or a connection failure is a SearchBackendError naming it."""
+    import httpx  # with its command-line part (click, rich): ~40 ms, at the first search rather than at start-up
+
     try:
         return httpx.request(method, url, timeout=timeout, **kwargs)
     except httpx.TimeoutException as exc:

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-import lxml.html
-
 from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
@@ -91,6 +89,8 @@ class WikipediaTool(Tool):
         total = ((data.get("query") or {}).get("searchinfo") or {}).get("totalhits")
         lines = [f'Wikipedia search results for "{query}"' + (f" ({total:,} pages match)" if isinstance(
             total, int) else "") + ":"]
+        import lxml.html  # ~30 ms to import: at the first search, not at start-up
+
         for i, hit in enumerate(hits, 1):
             snippet = " ".join(lxml.html.fromstring(f"<p>{hit.get('snippet') or ''}</p>").text_content().split())
             lines.append(f"\n{i}. {hit.get('title')}\n   URL: {self.page_url(str(hit.get('title')))}"
@@ -191,6 +191,8 @@ def page_text(html: str) -> str:
     """Parsed page HTML as Markdown: edit links, footnote marks and navigation boxes dropped, headings kept."""
     if not html.strip():
         return ""
+    import lxml.html  # heavy: at the first page read
+
     root = lxml.html.fragment_fromstring(html, create_parent="div")
     condition = " or ".join(f"contains(concat(' ', normalize-space(@class), ' '), ' {c} ')" for c in _DROP)
     for element in root.xpath(f"//*[{condition}]"):

@@ -1,9 +1,17 @@
-"""Whether a package can be imported, and if not, whether it is missing or installed but broken, with the fix."""
+"""Whether a tool's packages can be imported, and if not, whether they are missing or installed but broken, with
+the fix.
+
+Before a run (run/preflight.py) only whether each package is installed is checked, which imports nothing; a
+package is imported (and so found broken) at the first call of a tool that needs it, which is then withheld
+from the model with the reason (ToolRegistry.resolve). check_setup imports every package (probe).
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
+import threading
 from dataclasses import dataclass
 
 # Modules the built-in tools import when they run, by tool name, as (import name, distribution name).
@@ -73,12 +81,39 @@ def _version(dist: str) -> str:
         return "installed"
 
 
-def broken_tool_dependencies(tool_names: list[str]) -> list[tuple[str, Probe]]:
-    """(tool name, failed probe) for every tool among tool_names whose packages cannot be imported."""
+def missing_tool_dependencies(tool_names: list[str]) -> list[tuple[str, Probe]]:
+    """(tool name, probe) for every package of the tools among tool_names that is not installed; imports nothing."""
     failed = []
     for name in tool_names:
         for module, dist in TOOL_DEPENDENCIES.get(name, ()):
-            result = probe(module, dist)
-            if not result.ok:
-                failed.append((name, result))
+            if not _installed(module):
+                failed.append((name, Probe(module, dist, "missing", f"No module named {module!r}",
+                                           f"pip install {dist} (or pip install -r requirements.txt)")))
     return failed
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package that fails to import: installed, broken
+        return True
+
+
+_PROBLEMS: dict[str, str | None] = {}  # tool name -> why it cannot work (None: it can), once probed
+_PROBLEMS_LOCK = threading.Lock()
+
+
+def tool_problem(name: str) -> str | None:
+    """Why the named tool cannot work here (one of its packages fails to import), or None: probed by importing its
+    packages the first time it is asked in this process (its first call), then remembered."""
+    with _PROBLEMS_LOCK:
+        if name not in _PROBLEMS:
+            failed = [p for p in (probe(m, d) for m, d in TOOL_DEPENDENCIES.get(name, ())) if not p.ok]
+            _PROBLEMS[name] = f"the {name} tool cannot work: {failed[0].message()}" if failed else None
+        return _PROBLEMS[name]
+
+
+def known_problem(name: str) -> str | None:
+    """What tool_problem found for this tool, if it was asked already; never imports anything."""
+    with _PROBLEMS_LOCK:
+        return _PROBLEMS.get(name)
