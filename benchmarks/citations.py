@@ -1,7 +1,7 @@
 """Score the citation check (sources/check.py) on answers built from real page texts with planted faults.
 
 Usage: python benchmarks/citations.py [--data DIR] [--cases N] [--set figures|meaning|both|real|all]
-       [--tuning-only] [--misses] [--real DIR] [--part all|look|measure]
+       [--tuning-only] [--misses] [--real DIR] [--part all|look|measure] [--wordnet system|shipped|none]
 
 Each case is one answer citing two pages the task "read" ([1] and [2], their text as scrape keeps it:
 tools.documents.page_text.extract_main_content on pages of the Zyte article-extraction set), with a third
@@ -23,7 +23,9 @@ check's CPU milliseconds per claim. `--tuning-only` prints the tuning half alone
 The real sets (`--set real`, benchmarks/real_claims.py) are claims judged by people, from ../shared/data/claims-real:
 per set, balanced accuracy, the share of correct claims passed, of wrong ones flagged, of flags that are right, of
 correct claims called contradicted, and CPU ms per claim. `--part look|measure` takes half of each set by a hash
-of its ids (adjust rules looking at `look --misses` only; `measure` is only measured).
+of its ids (adjust rules looking at `look --misses` only; `measure` is only measured). `--wordnet shipped`
+measures the check as a user without the system's WordNet database meets it (sources/wordnet.py reads the table of
+the commonest words it ships), `--wordnet none` with neither (the check's own table alone).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from benchmarks.meaning_set import (  # noqa: E402
 from benchmarks.meaning_set import change_figure as change_digit  # noqa: E402
 from benchmarks.real_claims import PARTS, SETS, misses, score  # noqa: E402
 from benchmarks.real_claims import table as real_table  # noqa: E402
+from sources import wordnet  # noqa: E402
 from sources.check import (  # noqa: E402
     CONTRADICTED,
     FAILING,
@@ -319,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tuning-only", action="store_true", help="the tuning half only (while adjusting rules)")
     parser.add_argument("--real", type=Path, default=DEFAULT_REAL, help="the claims-real folder")
     parser.add_argument("--part", choices=PARTS, default="all", help="real sets: all rows, or one half by id hash")
+    parser.add_argument("--wordnet", choices=["system", "shipped", "none"], default="system",
+                        help="shipped: as on a system without WordNet's database; none: without the shipped table too")
     args = parser.parse_args(argv)
+    hide_wordnet(args.wordnet)
     if args.set in ("figures", "meaning", "both", "all"):
         truth, texts = scraped(args.data, args.workers)
         if args.set != "meaning":
@@ -329,6 +335,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.set in ("real", "all"):
         real(args)
     return 0
+
+
+def hide_wordnet(keep: str) -> None:
+    """Read rewordings from the system's WordNet (as found), the shipped table only, or neither."""
+    if keep != "system":
+        wordnet.PLACES = ()
+    if keep == "none":
+        wordnet.TABLE = wordnet.TABLE.with_name("absent")
+    for cached in (wordnet.database, wordnet.common, wordnet.synonyms):
+        cached.cache_clear()
 
 
 def real(args: argparse.Namespace) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from sources.facts import Fact, SourceText, claim_facts
 from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
+from sources.lexicon import unquoted
 from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, judge
 from sources.pages import page_of
 from sources.reading import ABBREVIATION, joined, passages
@@ -121,7 +122,9 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
 def verdict(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
     """The claim (without markers) against the sources it cites, read as one; an unsupported or contradicted
     claim that another source the task read supports on its own is wrong_source. A claim in another language
-    than its sources (sources/language.py) is judged on its names, figures and dates only."""
+    than its sources (sources/language.py) is judged on its names, figures and dates only; one written wholly inside
+    quotation marks is judged without them."""
+    claim = unquoted(claim)
     if (crossed := across_languages(claim, [texts[n] for n in cited])) is None:
         return _meaning(claim, cited, texts)
     found = _across(claim_facts(crossed[0]), crossed[1], cited, texts)

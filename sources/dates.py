@@ -37,6 +37,9 @@ _LOWER_MONTH = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec
                           r"\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)")
 
 
+_ON = re.compile(r"\b(?:on|by|until|since|from|before|after)\s+$")
+
+
 def blank(text: str, spans: list[tuple[int, int]]) -> str:
     out = list(text)
     for start, end in spans:
@@ -73,8 +76,8 @@ def dates_of(text: str) -> tuple[list[tuple[Date, int, str]], str]:
             if any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans):
                 continue
             g = m.groupdict()
-            if g.get("month") in ("may", "march", "mar") and not g.get("year"):
-                continue  # "5 may be", "march 3 miles": verbs
+            if g.get("month") in ("may", "march", "mar") and not g.get("year") and not _ON.search(text, 0, m.start()):
+                continue  # "5 may be", "march 3 miles": verbs; "on march 19" is a date
             month = int(g["mon"]) if g.get("mon") else MONTHS[g["month"][:3].lower()]
             day = int(g["day"]) if g.get("day") else None
             if day is not None and not 1 <= day <= 31 or not 1 <= month <= 12:

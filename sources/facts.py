@@ -215,7 +215,8 @@ def context(text: str, pos: int, reach: int = 40) -> set[str]:
 
 MIN_ANCHORS = 1  # claim words that must stand near a common number in the source ...
 ALIGNED = 3  # ... but when the claim restates one passage (this many of its words near one figure there),
-ALIGNED_SHARE = 0.75  # its common numbers must stand where that share of the best overlap is (the same passage)
+ALIGNED_SHARE = 0.75  # its common numbers must stand where that share of the best overlap is (the same passage),
+ENOUGH = 4  # or this many of its words (a long claim restates several passages: "over 200 items, such as ...")
 
 
 class SourceText:
@@ -268,7 +269,7 @@ class SourceText:
         if len(self.text) <= 2 * reach:
             return True
         best = self._best_overlap(anchors)
-        need = math.ceil(ALIGNED_SHARE * best) if best >= ALIGNED else min(MIN_ANCHORS, len(anchors))
+        need = min(math.ceil(ALIGNED_SHARE * best), ENOUGH) if best >= ALIGNED else min(MIN_ANCHORS, len(anchors))
         return len(anchors & self._window(pos)) >= need
 
     def _best_overlap(self, anchors: set[str]) -> int:

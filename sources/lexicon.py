@@ -90,6 +90,16 @@ def unframed(claim: str) -> str:
     return claim[m.end():] if m and m.end() < len(claim) else claim
 
 
+def unquoted(claim: str) -> str:
+    """A claim written wholly inside one pair of quotation marks (a model quoting its own sentence) without them;
+    any other claim as it is."""
+    inside = claim.strip()
+    if len(inside) > 2 and inside[0] in "\"“" and inside.rstrip(".")[-1:] in "\"”" and \
+            not any(q in inside[1:].rstrip(".")[:-1] for q in "\"“”"):
+        return inside[1:].rstrip(".")[:-1]
+    return claim
+
+
 def about_the_source(claim: str) -> bool:
     """A remark on what the source leaves out ("The passage does not mention ...", "No information is given
     about ..."): nothing a reader could check against the source."""
@@ -97,6 +107,9 @@ def about_the_source(claim: str) -> bool:
 
 
 NEGATIONS = _words("not no never cannot none nobody nothing neither nor nowhere")
+# a place's kind before "of" and its name: "the city of Milan" says no more than "Milan"
+PLACE_KINDS = _words("city cities town towns village county state country island region province district borough "
+                     "port capital nation republic kingdom")
 
 # direction words: word -> (axis, sign). A claim saying one sign where its passage says only the other is contradicted.
 _DIRECTIONS = {
@@ -107,7 +120,7 @@ _DIRECTIONS = {
                "fall fell fallen falls falling decrease decreased decreases decreasing decline declined declines "
                "declining drop dropped drops dropping shrink shrank shrunk shrinks shrinking plunge plunged "
                "plunges slump slumped slumps tumble tumbled dip dipped dips reduce reduced reduces reduction "
-               "contract contracted contraction lowered"),
+               "contracted contraction lowered"),  # not "contract": in news, mostly a deal
     "degree": ("more most higher highest greater greatest larger largest bigger biggest maximum above exceed "
                "exceeded exceeds increasingly",
                "less least lower lowest smaller smallest fewer fewest minimum below decreasingly"),

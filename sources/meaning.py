@@ -3,16 +3,19 @@
 The source is cut into sentences and indexed by content word (reading.py: a light stem, a synonym's group,
 a direction word's axis and sign). A claim, without a summary's framing ("The passage discusses ..."), is
 aligned with the one sentence, or two neighbouring ones, that hold most of its words; then, in that order:
-- a name of the claim that the source writes in no spelling (names.py): unsupported;
+- a name of the claim that the source writes in no spelling (names.py: case, accents, demonyms, initials both
+  ways: "US" for "United States"): unsupported;
 - a figure or date that is not in the source: contradicted when the passage gives another one of the same
   kind with the same words around it, else unsupported (figures are read by facts.py);
 - a negation on words the passage says plainly, or one the passage has on words the claim says plainly
-  (scope.py): contradicted;
+  (scope.py), unless the other side negates the same words of the same one (a claim's, in any sentence of the
+  source): contradicted;
 - a direction (rose/fell, more/less, before/after, largest/smallest, won/lost ...) whose opposite alone the
-  passage gives about the same thing: contradicted;
-- a name doing what, in the passage, only another name does: unsupported;
-- more content words nowhere in the source than a rewording explains (lexicon.py's table, WordNet where the
-  system has it): unsupported;
+  passage gives about the same thing, in a claim that does not say both: contradicted;
+- a name doing what, in the passage, only another name does (the same past verb): unsupported;
+- more content words nowhere in the source than a rewording explains (lexicon.py's table; WordNet's synonyms
+  and the nouns and verbs it derives, from the system's database or the table of its commonest words shipped in
+  sources/; a place's kind before its name, "the city of Milan", counts for nothing): unsupported;
 - else supported: its names, figures and words are in the passage, read in order (not a proof that it is
   true). Only a source without text, or a claim saying nothing checkable, leaves it unchecked.
 """
@@ -25,9 +28,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
-from sources.lexicon import about_the_source, unframed
+from sources.lexicon import PLACE_KINDS, about_the_source, unframed
+from sources.names import NameForms, initialism
 from sources.reading import Passages, Word, key_of, read_words
-from sources.scope import polarity, reversed_direction, swapped_role
+from sources.scope import negations, polarity, reversed_direction, swapped_role
 from sources.spelling import fold
 from sources.wordnet import synonyms
 
@@ -67,7 +71,7 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
     keys = {w.key for w in window if w.key}
     plain = [w for w in content if w.key[0] != "#" and not w.direction]
     plain_share = sum(w.key in keys for w in plain) / len(plain) if len(plain) >= 3 else 0.0
-    case = _Case(claim, words, content, facts, source, window, keys, len(chosen) == 1, share, plain_share, passage)
+    case = _Case(claim, words, content, facts, source, chosen, window, keys, share, plain_share, passage)
     for check in (_names, _figures, _negation, _direction, _roles, _words):
         found = check(case)
         if found is not None:
@@ -85,20 +89,47 @@ class _Case:
     content: list[Word]
     facts: list[Fact]
     source: Passages
+    chosen: list[int]  # the sentences of the aligned passage
     window: list[Word]
     keys: set[str]  # the window's word keys
-    one: bool  # the window is one sentence
     share: float  # of the claim's weighted words, in the window
     plain_share: float  # of its words other than figures and directions
     passage: str
+
+    @property
+    def one(self) -> bool:
+        """The passage is one sentence."""
+        return len(self.chosen) == 1
 
 
 Found = tuple[str, str] | None
 
 
 def _names(c: _Case) -> Found:
-    missing = [w.text for w in c.content if w.name and not w.direction and not c.source.names.has(w.text)]
-    return (UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source") if missing else None
+    names = c.source.names
+    for i, w in enumerate(c.words):
+        if w.name and not w.direction and not names.has(w.text) and not _initials_found(c.words, i, names):
+            return UNSUPPORTED, f"\u2018{w.text}\u2019 is nowhere in the source"
+    return None
+
+
+def _initials_found(words: list[Word], i: int, names: NameForms) -> bool:
+    """The source writes this name by its initials or the claim's initials in full: "United States" where the
+    source says "US", "WA" where it says "west australian"."""
+    if initialism(words[i].text):
+        return names.spells(words[i].text)
+    start, end = i, i + 1
+    while start > 0 and _capital(words[start - 1]):
+        start -= 1
+    while end < len(words) and _capital(words[end]):
+        end += 1
+    return any(names.abbreviates("".join(w.text[0] for w in words[a:b]))
+               for a in range(start, i + 1) for b in range(max(a + 2, i + 1), min(end, a + 4) + 1))
+
+
+def _capital(w: Word) -> bool:
+    """A word of a name, even one the check does not read as one (United States)."""
+    return w.text[:1].isupper() and w.text.isalpha()
 
 
 def _figures(c: _Case) -> Found:
@@ -164,7 +195,11 @@ def _negation(c: _Case) -> Found:
     if c.share < ALIGNED:
         return None
     shared = {w.key for w in c.content} & c.keys
-    found = polarity(c.words, c.window, whole=c.one and len(shared) >= WHOLE * len(c.keys))
+    whole = c.one and len(shared) >= WHOLE * len(c.keys)
+    found = polarity(c.words, c.window, whole)
+    if found is not None and found[0] == "claim":  # unless another sentence of the source says it the same way
+        found = polarity(c.words, c.window, whole, [n for i, words in enumerate(c.source.words) if i not in c.chosen
+                                                    for n in negations(words)])
     if found is None:
         return None
     side, word = found
@@ -190,14 +225,20 @@ def _roles(c: _Case) -> Found:
 
 
 def _words(c: _Case) -> Found:
-    plain = [w for w in c.content if w.key[0] != "#"]
+    plain = [w for i, w in enumerate(c.words) if w.key and w.key[0] != "#" and not _classifier(c.words, i)]
     missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)
-               and not (w.name and c.source.names.has(w.text))]  # Belgian for Belgium
+               and not (w.name and not w.direction)]  # a name: _names found it (Belgian for Belgium, US)
     if len(missing) > math.floor(len(plain) / SPARE):
         return UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source"
     return None
 
 
+def _classifier(words: list[Word], i: int) -> bool:
+    """A place's kind before its name ("the city of Milan"): it says nothing the name does not."""
+    return words[i].text.casefold() in PLACE_KINDS and i + 2 < len(words) and words[i + 1].text.casefold() == "of"
+
+
 def _reworded(word: str, keys: set[str]) -> bool:
-    """A word the source does not write, one of whose WordNet synonyms it does (wordnet.py; no match without it)."""
+    """A word the source does not write, one of whose WordNet synonyms or derived nouns and verbs it does
+    (wordnet.py: the system's database, else the shipped table of the commonest words)."""
     return any(key_of(s) in keys for s in synonyms(word))

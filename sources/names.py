@@ -1,6 +1,8 @@
 """A name of a claim found in its source however it is written: in any case, with or without accents
-(spelling.plain), with a plural s, or as the place's demonym ("Belgian" for "Belgium", "French" for "France",
-"Scottish" for "Scotland"). meaning.py asks `NameForms.has` for each capitalised word of a claim.
+(spelling.plain), with a plural s, as the place's demonym ("Belgian" for "Belgium", "French" for "France",
+"Scottish" for "Scotland") or its compass adjective ("Western" for "west"), and as initials both ways ("US" for
+"United States", "WA" for "Western Australia", "JRR" for "j.r.r."). meaning.py asks `NameForms.has` for each
+capitalised word of a claim, and `NameForms.spells` for the initials of a run of them.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from sources.lexicon import STOP
 from sources.spelling import plain
 
 # demonyms a suffix rule does not reach (lower-case, accents off): demonym -> the place's names
@@ -21,6 +24,7 @@ _IRREGULAR = {
     "cypriot": "cyprus", "monegasque": "monaco", "malagasy": "madagascar", "bangladeshi": "bangladesh",
     "yemeni": "yemen", "omani": "oman", "qatari": "qatar", "kuwaiti": "kuwait", "saudi": "arabia",
     "indian": "india", "afghan": "afghanistan", "asian": "asia", "texan": "texas", "scottish": "scotland",
+    "western": "west", "eastern": "east", "northern": "north", "southern": "south",  # Western Australia, west
 }
 _PLACES: dict[str, set[str]] = {}
 for _demonym, _places in _IRREGULAR.items():
@@ -39,8 +43,10 @@ class NameForms:
     """The words a text writes, as plain forms, indexed so that a claim's name finds its other spellings."""
 
     def __init__(self, words: Iterable[str]) -> None:
-        self.words = words
+        self.words = list(words)
         self._forms: set[str] | None = None
+        self._initials: set[str] | None = None
+        self._acronyms: set[str] | None = None
         self.prefixes: dict[str, list[str]] = {}
 
     @property
@@ -63,6 +69,35 @@ class NameForms:
                                                                                                          "").split()):
             return True
         return len(w) > ROOT and any(_related(w, form) for form in self.prefixes.get(w[:ROOT], ()))
+
+    def spells(self, initials: str) -> bool:
+        """True when the text writes, in a row, two to four content words or single letters whose first letters
+        are these initials ("WA": "west australian"; "JRR": "j.r.r.")."""
+        if self._initials is None:
+            letters = [plain(w)[:1] for w in self.words if len(w) == 1 or plain(w) not in STOP]
+            self._initials = {"".join(letters[i:i + n]) for n in range(2, 5) for i in range(len(letters) - n + 1)}
+        return plain(initials) in self._initials
+
+    def abbreviates(self, initials: str) -> bool:
+        """True when the text writes these initials as a name: in capitals (US), as single letters (u.s.), or in
+        a text without capitals as a word that is no common one (wa)."""
+        if self._acronyms is None:
+            words = [w for w in self.words if w.isalpha()]
+            lowered = not any(w[0].isupper() for w in words)
+            self._acronyms = {plain(w) for w in words if initialism(w) or lowered and plain(w) not in STOP}
+            run = ""
+            for w in [*words, ""]:
+                if len(w) == 1:
+                    run += plain(w)
+                else:
+                    self._acronyms |= {run} if len(run) >= 2 else set()
+                    run = ""
+        return plain(initials) in self._acronyms
+
+
+def initialism(word: str) -> bool:
+    """A name written as its initials: two to four capitals (US, WA, JRR)."""
+    return 2 <= len(word) <= 4 and word.isupper() and word.isalpha()
 
 
 def _related(a: str, b: str) -> bool:

@@ -18,13 +18,16 @@ of its passage's own words can still say otherwise (meaning.py asks these once a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sources.reading import BREAK, Word
 
 SCOPE = 4  # content words after a negation that it bears on
+SUBJECT = 16  # content words before a negation in its sentence that may name who it bears on
 NEAR = 3  # words either side of a direction or a name that say what it is about
 _ANSWER = frozenset({"but", "and", "or", "i", "thanks", "thank", "sorry", "way"})
+_ELIDED = frozenset({"but", "and", "yet", "or"})  # "X did this but has no plans": X has none
 _NOT_NEGATING = frozenset({"only", "just", "merely", "least", "longer"})  # not only, not just, no longer
 
 
@@ -59,6 +62,15 @@ class Negation:
     head: str
     before: str
     after: tuple[str, ...]  # the words it bears on after the first, in order
+    subject: frozenset[str] = frozenset()  # the content words before it in its sentence (who is negated)
+
+
+def _same_subject(claimed: Negation, sourced: Negation) -> bool:
+    """A claim's and a source's negation of the same one's words, as far as their sentences tell: the same word
+    before each, or the source's word before its negation standing before the claim's ("Ruiz and Diaz are a
+    couple with no plans" against "ruiz and diaz have no plans"; not "the tunnel did not open" for the bridge)."""
+    return not claimed.before or not sourced.before or claimed.before == sourced.before \
+        or sourced.before in claimed.subject
 
 
 def negations(words: list[Word]) -> list[Negation]:
@@ -71,26 +83,49 @@ def negations(words: list[Word]) -> list[Negation]:
             continue  # "not only"; a quoted "No"; "no, but ...": an answer, not a negation
         after = _clause_after(words, i, SCOPE) or _clause_after(words, i, SCOPE, cross=True)  # "not, however,"
         if after:
-            before = _clause_before(words, i, 1)
-            out.append(Negation(w.text, frozenset(x.key for x in after), after[0].key,
-                                before[0].key if before else "", tuple(x.key for x in after[1:])))
+            out.append(Negation(w.text, frozenset(x.key for x in after), after[0].key, _subject_word(words, i),
+                                tuple(x.key for x in after[1:]),
+                                frozenset(x.key for x in _clause_before(words, i, SUBJECT, cross=True))))
     return out
 
 
-def polarity(claim: list[Word], window: list[Word], whole: bool = False) -> tuple[str, str] | None:
+def _subject_word(words: list[Word], i: int) -> str:
+    """The content word just before a negation in its clause, or "" where a conjunction leaves its subject unsaid
+    ("... managers but has no plans": the sentence's subject has none, not the managers)."""
+    for w in reversed(words[:i]):
+        if w is BREAK or w.key:
+            return w.key
+        if w.text.casefold() in _ELIDED:
+            return ""
+    return ""
+
+
+def polarity(claim: list[Word], window: list[Word], whole: bool = False,
+             elsewhere: Iterable[Negation] = ()) -> tuple[str, str] | None:
     """("claim" or "source", the negation) where one side negates what the other says plainly, else None.
-    `whole`: the claim restates its passage's one sentence, so the word negated is enough."""
+    `whole`: the claim restates its passage's one sentence, so the word negated is enough. `elsewhere`: the
+    negations of the rest of the source, which may say the claim's own negation in another sentence."""
+    elsewhere = list(elsewhere)
     for side, mine, theirs, other in (("claim", negations(claim), negations(window), window),
                                       ("source", negations(window), negations(claim), claim)):
         keys = {w.key for w in other if w.key}
         for neg in mine:
-            if any(neg.scope & n.scope and (not neg.before or not n.before or neg.before == n.before) for n in theirs):
-                continue  # the other side negates the same words (of the same subject, where both name one)
+            if _said_too(neg, side == "claim", theirs, elsewhere if side == "claim" else []):
+                continue
             shared = len(neg.scope & keys)
             if neg.head in keys and _in_order(other, neg) and (whole or shared >= min(2, len(neg.scope)) and
                                                                (neg.before in keys if neg.before else shared >= 2)):
                 return side, neg.word
     return None
+
+
+def _said_too(neg: Negation, claims: bool, theirs: list[Negation], elsewhere: list[Negation]) -> bool:
+    """The other side negates the same words too (of the same subject, where both name one): in the passage, or
+    (a claim's negation) on the same word in another sentence of the source."""
+    if any(neg.scope & n.scope and (_same_subject(neg, n) if claims else _same_subject(n, neg)) for n in theirs):
+        return True
+    return any(n.head == neg.head and len(neg.scope & n.scope) >= min(2, len(neg.scope)) and _same_subject(neg, n)
+               for n in elsewhere)
 
 
 def _in_order(words: list[Word], neg: Negation) -> bool:
@@ -141,9 +176,16 @@ def reversed_direction(claim: list[Word], window: list[Word]) -> tuple[str, str]
             continue  # "failed to win": the claim says both
         same = [t for t in theirs if t.axis == d.axis and (d.nearest and d.nearest == t.nearest if d.axis == "outcome"
                                                             else d.left & t.left or d.right & t.right)]
-        if same and all(t.sign == -d.sign for t in same):
+        if same and all(t.sign == -d.sign for t in same) and \
+                not all(any(_alike(e, t) for e in mine) for t in same):  # "previously at X, chosen after Y"
             return d.word, same[0].word
     return None
+
+
+def _alike(mine: Direction, theirs: Direction) -> bool:
+    """The same direction about the same thing (the passage's word is another one the claim says itself)."""
+    return mine.axis == theirs.axis and mine.sign == theirs.sign and bool(mine.left & theirs.left or
+                                                                          mine.right & theirs.right)
 
 
 _PAST = frozenset({"won", "beat", "lost", "sold", "bought", "led", "left", "took", "gave", "made", "told", "hit",
@@ -159,8 +201,12 @@ def _deed(words: list[Word], i: int) -> Word | None:
         j += 1
     if j >= len(words) or not words[j].key or words[j].name:
         return None
-    verb = words[j].text.casefold()
-    return words[j] if verb in _PAST or len(verb) > 4 and verb.endswith("ed") else None
+    return words[j] if _past(words[j].text.casefold()) else None
+
+
+def _past(verb: str) -> bool:
+    """A past form: scored, won, beat."""
+    return verb in _PAST or len(verb) > 4 and verb.endswith("ed")
 
 
 def swapped_role(claim: list[Word], window: list[Word]) -> tuple[str, str] | None:
@@ -183,8 +229,8 @@ def _doers(words: list[Word], key: str) -> set[str]:
     between), or after a `by` just after it."""
     out: set[str] = set()
     for j, x in enumerate(words):
-        if x.key != key:
-            continue
+        if x.key != key or not _past(x.text.casefold()):
+            continue  # not the same deed: "pulled the Panthers level" is no "leveled"
         if any(a.text.casefold() == "by" for a in words[j + 1:j + 3]):
             out |= {n.key for n in _clause_after(words, j, 2) if n.name}
             continue
