@@ -29,8 +29,9 @@ from config import Settings
 from providers.ratelimit import DEFAULT_PAUSE
 from tools.web.api_get import Fetcher, api_url
 from tools.web.errors import FetchError, HTTPStatusError
-from tools.web.fetch import SafeFetcher, origin
+from tools.web.fetch import SafeFetcher
 from tools.web.politeness import HostLimiter, retry_after_seconds
+from tools.web.robots import origin
 from tools.web.search_backends import SearchBackendError, SearchRateLimitedError
 
 DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
@@ -226,8 +227,8 @@ class SemanticScholar:
     def __init__(self, settings: Settings, client: Client, fetcher: SafeFetcher | None) -> None:
         self.base, self.client = settings.semantic_scholar_base_url.rstrip("/"), client
         key = settings.semantic_scholar_api_key
-        if key and fetcher is not None:  # its own origin only: never to a redirect's other host
-            fetcher.origin_headers[origin(self.base)] = {"x-api-key": key}
+        if key and fetcher is not None and (site := origin(self.base)):  # its origin only, never a redirect's
+            fetcher.origin_headers[site] = {"x-api-key": key}
         self.key = ("SEMANTIC_SCHOLAR_API_KEY", bool(key))
 
     def search(self, query: str, k: int, years: tuple[int | None, int | None], open_access: bool) -> list[Paper]:
