@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from config import Settings
+from core.secrets import SecretRedactor
 from providers.ratelimit import DEFAULT_PAUSE
 from tools.web.api_get import Fetcher, api_url
 from tools.web.errors import FetchError, HTTPStatusError
@@ -97,12 +98,12 @@ def bare_doi(text: str) -> str:
 
 @dataclass
 class Client:
-    """The API requests of one tool: its fetcher (no robots.txt), the run's host turns, the keys to keep out of
-    messages."""
+    """The API requests of one tool: its fetcher (no robots.txt), the run's host turns, the redactor that keeps
+    the configured keys out of messages."""
 
     fetcher: Fetcher
     limiter: HostLimiter | None = None
-    secrets: tuple[str, ...] = ()
+    redact: SecretRedactor = field(default_factory=lambda: SecretRedactor({}))
 
     def get(self, label: str, url: str, key: tuple[str, bool] = ("", False), *, missing: bool = False) -> Any:
         """The JSON answer to GET url (None for a 404 when `missing`: a DOI the service does not know);
@@ -115,7 +116,7 @@ class Client:
                 return None
             raise self._status_error(label, exc, url, key) from exc
         except FetchError as exc:
-            raise SearchBackendError(self._clean(f"{label}: {exc}")) from exc
+            raise SearchBackendError(self.redact(f"{label}: {exc}")) from exc
         try:
             return json.loads(result.text())
         except ValueError as exc:
@@ -123,7 +124,7 @@ class Client:
 
     def _status_error(self, label: str, exc: HTTPStatusError, url: str, key: tuple[str, bool]) -> SearchBackendError:
         said = _detail(exc.body)
-        said = f": {self._clean(said)}" if said else ""
+        said = f": {self.redact(said)}" if said else ""
         variable, key_set = key
         if exc.status == 429:
             wait = retry_after_seconds(exc.headers.get("retry-after"))
@@ -134,11 +135,6 @@ class Client:
         if exc.status in (401, 403) and key_set:
             return SearchBackendError(f"{label} refused the key (HTTP {exc.status}); check {variable}{said}")
         return SearchBackendError(f"{label} answered HTTP {exc.status}{said}")
-
-    def _clean(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "…")
-        return text
 
 
 def _detail(body: bytes) -> str:
