@@ -102,8 +102,8 @@ class Client:
     the configured keys out of messages."""
 
     fetcher: Fetcher
-    limiter: HostLimiter | None = None
-    redact: SecretRedactor = field(default_factory=lambda: SecretRedactor({}))
+    limiter: HostLimiter
+    redact: SecretRedactor
 
     def get(self, label: str, url: str, key: tuple[str, bool] = ("", False), *, missing: bool = False) -> Any:
         """The JSON answer to GET url (None for a 404 when `missing`: a DOI the service does not know);
@@ -128,7 +128,7 @@ class Client:
         variable, key_set = key
         if exc.status == 429:
             wait = retry_after_seconds(exc.headers.get("retry-after"))
-            if wait is None and self.limiter is not None:  # like search: every task's next request waits 2 s
+            if wait is None:  # like search: every task's next request waits 2 s
                 self.limiter.defer(urlsplit(url).hostname or "", DEFAULT_PAUSE)
             hint = f" (a {variable} raises it)" if variable and not key_set else ""
             return SearchRateLimitedError(f"{label} rate limit or daily allowance spent (HTTP 429){hint}{said}", wait)
@@ -220,10 +220,10 @@ class SemanticScholar:
 
     name, label = "semantic_scholar", "Semantic Scholar"
 
-    def __init__(self, settings: Settings, client: Client, fetcher: SafeFetcher | None) -> None:
+    def __init__(self, settings: Settings, client: Client, fetcher: SafeFetcher) -> None:
         self.base, self.client = settings.semantic_scholar_base_url.rstrip("/"), client
         key = settings.semantic_scholar_api_key
-        if key and fetcher is not None and (site := origin(self.base)):  # its origin only, never a redirect's
+        if key and (site := origin(self.base)):  # its origin only, never a redirect's
             fetcher.origin_headers[site] = {"x-api-key": key}
         self.key = ("SEMANTIC_SCHOLAR_API_KEY", bool(key))
 
