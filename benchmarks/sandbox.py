@@ -29,15 +29,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-TICK = os.sysconf("SC_CLK_TCK")
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # Windows: no /proc to read it for
 STATS = ("import os, time\nt = time.process_time()\nfor _ in range(50000):\n    os.stat('.')\n"
          "print('NS', int((time.process_time() - t) * 1e9 / 50000))")
 PANDAS = "import pandas as pd\nprint(pd.DataFrame({'a': range(1000)}).a.sum())"
 
 
-def tree_cpu() -> float:
-    """CPU seconds used so far by this process and everything under it (live, and reaped by the live)."""
-    total, queue = 0, [os.getpid()]
+def tree_cpu(root: int | None = None) -> float:
+    """CPU seconds used so far by `root` (this process by default) and everything under it (live, and reaped by
+    the live)."""
+    total, queue = 0, [os.getpid() if root is None else root]
     while queue:
         pid = queue.pop()
         try:

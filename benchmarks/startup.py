@@ -27,34 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.sandbox import tree_cpu  # noqa: E402
 from benchmarks.throughput import BenchServer, Script, child_env  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(parent pid, CPU seconds of the process and its reaped children) from /proc/PID/stat, or None."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = raw[raw.rindex(")") + 2:].split()  # after "pid (name) ": state, ppid, ...
-    utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
-    return int(fields[1]), (utime + stime + cutime + cstime) / TICK
-
-
-def tree_cpu(root: int) -> float:
-    """CPU seconds used so far by `root` and every live process below it (the sandbox's servers included)."""
-    stats = {pid: s for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()) if (s := _stat(pid))}
-    below: dict[int, list[int]] = {}
-    for pid, (ppid, _) in stats.items():
-        below.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        total += stats[pid][1] if pid in stats else 0.0
-        todo.extend(below.get(pid, []))
-    return total
 
 
 class StartServer(BenchServer):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from prompt.tokens import TokenEstimator
 from research.write import SENTENCE_END
-from sources.check import MARKER, markers
+from sources.check import markers
 from sources.ledger import SourceLedger
 
 CUT = " …"  # ends a finding cut inside its first sentence
@@ -35,14 +35,14 @@ def fit(ledger: SourceLedger, findings: Sequence[tuple[str, str]], fixed_chars: 
     room = TokenEstimator().chars_for(room_tokens, model) - fixed_chars
     if _size(whole) <= room:
         return whole
-    cited = {n for _, a in findings for m in MARKER.finditer(a) for n in markers(m.group(0))}
+    cited = {n for _, a in findings for n in markers(a)}
     lines = [h for n, h in headers if n in cited]
     left = room - sum(len(h) + 1 for h in lines) - sum(len(q) + 8 for q, _ in findings)
     shares = _shares([len(a.strip()) for _, a in findings], left)
     if shares is None:
         return None
     kept = [(q, _cut(a.strip(), share)) for (q, a), share in zip(findings, shares, strict=True)]
-    cited = {n for _, a in kept for m in MARKER.finditer(a) for n in markers(m.group(0))}
+    cited = {n for _, a in kept for n in markers(a)}
     out = Fitted([h for n, h in headers if n in cited], kept)
     out.cut = _said(findings, kept, len(headers) - len(out.headers), room_tokens)
     return out

@@ -17,6 +17,7 @@ from tools.web.errors import BlockedURLError, FetchError, HTTPStatusError
 from tools.web.fetch_deadline import FetchDeadline
 from tools.web.policy import AddressCheck, IPAddress, Resolver, UrlPolicy, split_url, system_resolver
 from tools.web.politeness import HostBusyError, HostLimiter, retry_after_seconds
+from tools.web.robots import origin
 
 if TYPE_CHECKING:
     import ssl
@@ -241,7 +242,7 @@ class SafeFetcher:
         except (httpx.InvalidURL, ValueError) as exc:
             raise BlockedURLError(f"the URL is malformed ({exc})", url) from exc
         request.extensions["trace"] = deadline.trace
-        request.headers.update(self.origin_headers.get(origin(url), {}))  # never to a redirect's other host
+        request.headers.update(self.origin_headers.get(origin(url) or "", {}))  # never to a redirect's other host
         if address:
             parts = urlsplit(url)
             request.headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
@@ -315,12 +316,6 @@ def _redirect_target(current: str, location: str) -> str:
         raise FetchError(f"the server redirected to a malformed URL {location[:200]!r} "
                          f"({exc.args[0]})", current) from exc
     return target
-
-
-def origin(url: str) -> str:
-    """scheme://host[:port] of a URL, lower-cased: the headers of origin_headers go to this origin only."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}".lower()
 
 
 def _pinned(url: str, address: str) -> str:

@@ -26,11 +26,13 @@ from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from config import Settings
+from core.secrets import SecretRedactor
 from providers.ratelimit import DEFAULT_PAUSE
 from tools.web.api_get import Fetcher, api_url
 from tools.web.errors import FetchError, HTTPStatusError
-from tools.web.fetch import SafeFetcher, origin
+from tools.web.fetch import SafeFetcher
 from tools.web.politeness import HostLimiter, retry_after_seconds
+from tools.web.robots import origin
 from tools.web.search_backends import SearchBackendError, SearchRateLimitedError
 
 DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
@@ -96,12 +98,12 @@ def bare_doi(text: str) -> str:
 
 @dataclass
 class Client:
-    """The API requests of one tool: its fetcher (no robots.txt), the run's host turns, the keys to keep out of
-    messages."""
+    """The API requests of one tool: its fetcher (no robots.txt), the run's host turns, the redactor that keeps
+    the configured keys out of messages."""
 
     fetcher: Fetcher
-    limiter: HostLimiter | None = None
-    secrets: tuple[str, ...] = ()
+    limiter: HostLimiter
+    redact: SecretRedactor
 
     def get(self, label: str, url: str, key: tuple[str, bool] = ("", False), *, missing: bool = False) -> Any:
         """The JSON answer to GET url (None for a 404 when `missing`: a DOI the service does not know);
@@ -114,7 +116,7 @@ class Client:
                 return None
             raise self._status_error(label, exc, url, key) from exc
         except FetchError as exc:
-            raise SearchBackendError(self._clean(f"{label}: {exc}")) from exc
+            raise SearchBackendError(self.redact(f"{label}: {exc}")) from exc
         try:
             return json.loads(result.text())
         except ValueError as exc:
@@ -122,22 +124,17 @@ class Client:
 
     def _status_error(self, label: str, exc: HTTPStatusError, url: str, key: tuple[str, bool]) -> SearchBackendError:
         said = _detail(exc.body)
-        said = f": {self._clean(said)}" if said else ""
+        said = f": {self.redact(said)}" if said else ""
         variable, key_set = key
         if exc.status == 429:
             wait = retry_after_seconds(exc.headers.get("retry-after"))
-            if wait is None and self.limiter is not None:  # like search: every task's next request waits 2 s
+            if wait is None:  # like search: every task's next request waits 2 s
                 self.limiter.defer(urlsplit(url).hostname or "", DEFAULT_PAUSE)
             hint = f" (a {variable} raises it)" if variable and not key_set else ""
             return SearchRateLimitedError(f"{label} rate limit or daily allowance spent (HTTP 429){hint}{said}", wait)
         if exc.status in (401, 403) and key_set:
             return SearchBackendError(f"{label} refused the key (HTTP {exc.status}); check {variable}{said}")
         return SearchBackendError(f"{label} answered HTTP {exc.status}{said}")
-
-    def _clean(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "…")
-        return text
 
 
 def _detail(body: bytes) -> str:
@@ -223,11 +220,11 @@ class SemanticScholar:
 
     name, label = "semantic_scholar", "Semantic Scholar"
 
-    def __init__(self, settings: Settings, client: Client, fetcher: SafeFetcher | None) -> None:
+    def __init__(self, settings: Settings, client: Client, fetcher: SafeFetcher) -> None:
         self.base, self.client = settings.semantic_scholar_base_url.rstrip("/"), client
         key = settings.semantic_scholar_api_key
-        if key and fetcher is not None:  # its own origin only: never to a redirect's other host
-            fetcher.origin_headers[origin(self.base)] = {"x-api-key": key}
+        if key and (site := origin(self.base)):  # its origin only, never a redirect's
+            fetcher.origin_headers[site] = {"x-api-key": key}
         self.key = ("SEMANTIC_SCHOLAR_API_KEY", bool(key))
 
     def search(self, query: str, k: int, years: tuple[int | None, int | None], open_access: bool) -> list[Paper]:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from config import Settings
+from core.secrets import SecretRedactor
 from core.text import truncate_middle
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
@@ -60,8 +61,7 @@ class SearchPapersTool(Tool):
         pause = sleep or time.sleep
         api = self.web.fetcher(sleep=pause, retries=0, robots=False)  # an API (see api_get); the next service
         self.pdf_fetcher = self.web.fetcher(sleep=pause)  # a paper's PDF: a page like any other, robots.txt too
-        keys = tuple(k for k in (settings.openalex_api_key, settings.semantic_scholar_api_key) if k)
-        client = Client(api, self.web.limiter, keys)  # the keys never reach a message
+        client = Client(api, self.web.limiter, SecretRedactor.of(settings))  # the keys never reach a message
         self.crossref = Crossref(settings, client)
         self.services: list[Service] = [OpenAlex(settings, client), SemanticScholar(settings, client, api),
                                         self.crossref]
