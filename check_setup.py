@@ -15,6 +15,7 @@ from typing import Any
 from cache.cli import describe
 from config import load_settings
 from core.errors import ConfigError
+from core.search_settings import papers_mode
 from core.secrets import SecretRedactor
 from main import apply_base_url
 from providers.registry import KEY_ENV
@@ -132,7 +133,7 @@ def check_papers(settings: Any, offline: bool) -> Check:
     """The scholarly services of search_papers, each asked once as a run asks them: which answer, with or without
     a key or a polite-pool address. One answering is enough (it fails over); none answering is a warning: web
     search still works."""
-    if not settings.search or settings.papers == "off":
+    if papers_mode(settings) == "off":
         return Check("papers", OK, "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0): tasks get no search_papers tool")
     services = SearchPapersTool(settings).services
     how = {"openalex": (f"OPENALEX_API_KEY {key_state(settings.openalex_api_key)}" if settings.openalex_api_key else

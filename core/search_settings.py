@@ -1,5 +1,6 @@
 """The search tools' settings checks: the search backends' names and the key or URL each needs
-(SEARCH_BACKENDS), and AGENT_PAPERS=only needing search on.
+(SEARCH_BACKENDS), AGENT_PAPERS=only needing search on, and `papers_mode`: the one reading of AGENT_PAPERS
+with AGENT_SEARCH.
 
 config.py runs `check_search` when it builds Settings, handing it its `setting_name` (how a user sets a field:
 flag and variable) for the messages; tools/web/search_backends.py orders the backends by SEARCH_BACKEND_NAMES.
@@ -17,6 +18,11 @@ SEARCH_BACKEND_NAMES = ("serper", "brave", "tavily", "searxng", "duckduckgo")
 # backend -> (the field it needs set, that field's variable)
 _NEEDS = {"serper": ("serper_api_key", "SERPER_API_KEY"), "brave": ("brave_api_key", "BRAVE_API_KEY"),
           "tavily": ("tavily_api_key", "TAVILY_API_KEY"), "searxng": ("searxng_url", "SEARXNG_URL")}
+
+
+def papers_mode(s: Any) -> str:
+    """What the run does with search_papers: AGENT_PAPERS (on, off, only), or off when search is (AGENT_SEARCH=0)."""
+    return str(s.papers) if s.search else "off"
 
 
 def check_search(s: Any, setting_name: Callable[[str], str]) -> None:

@@ -34,10 +34,6 @@ PAPERS = {"on": "For scientific claims, find peer-reviewed papers with search_pa
                   "open-access PDFs; say so when a paper you cite is retracted."}
 
 
-def papers_mode(settings: Settings) -> str:
-    """What sub-questions are told of search_papers: AGENT_PAPERS, or off when search is (AGENT_SEARCH=0)."""
-    return settings.papers if settings.search else "off"
-
 
 def task_text(sub_question: str, question: str, files: list[Path], papers: str = "off") -> str:
     """A sub-question's task: the sub-question, with the main question as context (and the files it has, and

@@ -26,13 +26,14 @@ from agent import Event
 from cache.model import model_specs
 from config import Settings
 from core.errors import LLMError, LLMFatalError, StopRequested
+from core.search_settings import papers_mode
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.research import write_report
 from report.markdown import TaskRecord, plural
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
 from research.compose import compose, read_line, supported
-from research.gather import Gather, finished, papers_mode, sub_tasks
+from research.gather import Gather, finished, sub_tasks
 from research.language import note_across_languages, translated_headings
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found

@@ -18,6 +18,7 @@ from pathlib import Path
 from config import Settings
 from core.errors import ConfigError, LLMError, LLMFatalError, StopRequested, TaskFileError
 from core.files import atomic_write
+from core.search_settings import papers_mode
 from core.text import money, terminal_safe
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
@@ -93,7 +94,7 @@ def make_plan(settings: Settings, question: str, file_names: list[str], breadth:
     call = Caller(llm, settings, RunBudget.from_settings(settings, llm), language=language, on_notice=on_notice,
                   specs={"plan": settings.planner_model} if planner is not None and settings.planner_model else {})
     prompt = plan_prompt(question, breadth, file_names, docs=bool(settings.docs_dirs), web=settings.search,
-                         papers=settings.papers)
+                         papers=papers_mode(settings))
     return parse_plan(call([{"role": "user", "content": prompt}], "plan").text, breadth), call.cost
 
 

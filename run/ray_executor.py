@@ -25,6 +25,7 @@ from cache.store import open_store
 from config import Settings
 from core.chat import split_spec
 from core.errors import ConfigError, LLMFatalError
+from core.search_settings import papers_mode
 from report.markdown import TaskRecord
 from run.batch import BatchRunner, stage_attachment
 from run.ray_limits import ActorSpend, SettledSpend, start_limits
@@ -102,7 +103,7 @@ def keys_needed(settings: Settings, specs: list[str]) -> tuple[str, ...]:
     needed = [f"{p}_api_key" for p in providers if f"{p}_api_key" in SECRET_FIELDS]
     if settings.search:
         needed.append("serper_api_key")
-        if settings.papers != "off":  # search_papers' keys
+        if papers_mode(settings) != "off":  # search_papers' keys
             needed += ["openalex_api_key", "semantic_scholar_api_key"]
     return tuple(sorted(name for name in set(needed) if getattr(settings, name)))
 

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from config import Settings, inherited_environment
 from core.errors import ConfigError
+from core.search_settings import papers_mode
 from tools.base import Tool
 from tools.docsearch import SearchDocsTool
 from tools.documents.confined import DocLimits
@@ -40,14 +41,14 @@ def default_tools(settings: Settings, workspace: Path) -> list[Tool]:
     and watch without a vision model, transcribe without a speech model, browser without Playwright or with
     SCRAPE_RENDER=off). AGENT_PAPERS=only (research --papers-only) keeps the scholarly ones: no web search,
     wikipedia, scrape or browser."""
-    web = settings.papers != "only"
+    web = papers_mode(settings) != "only"
     return [
         *([SearchTool(settings)] if settings.search and web else []),
         *([SearchDocsTool(settings)] if settings.docs_dirs else []),  # --docs: the user's own documents
         *([ScrapeTool(workspace, settings)] if web else []),
         *([WikipediaTool(settings)] if settings.search and web else []),  # it searches too
         *([ArxivTool(settings)] if settings.search else []),  # papers, as search_papers' are
-        *([SearchPapersTool(settings)] if settings.search and settings.papers != "off" else []),
+        *([SearchPapersTool(settings)] if papers_mode(settings) != "off" else []),
         *([BrowserTool(workspace, settings)] if web else []),
         PythonTool(workspace, settings, inherited_env=inherited_environment()),
         ShellTool(workspace, settings, inherited_env=inherited_environment()),
