@@ -24,7 +24,6 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +34,7 @@ from core.errors import StopRequested
 from tools import processes
 from tools.sandbox import landlock, paths, seccomp, seccomp_problem
 from tools.sandbox.oneshot import pidfd_of
-from tools.sandbox.sessions import ProcessGroup, start_server
-from tools.sandbox.wire import send_message
+from tools.sandbox.sessions import ProcessGroup, ServerLink, start_server
 
 FORK_SERVER = str(Path(__file__).with_name("fork_server.py"))
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds the project's packages
@@ -94,16 +92,15 @@ def confinement() -> dict[str, Any]:
     return rules
 
 
-class ForkServer:
+class ForkServer(ServerLink):
     """One fork server (started on first use, again if it died) and the calls it may run."""
 
     def __init__(self, functions: dict[str, str], warm: str | None = None) -> None:
         """`functions`: name -> "module:function", each called as function(data: bytes, **args) in the child
         and returning what JSON holds; `warm`: "module:function" the server calls with a kind before that
         kind's first child."""
+        super().__init__()
         self.functions, self.warm = functions, warm
-        self._lock = threading.Lock()
-        self._ctrl: socket.socket | None = None
 
     def call(self, name: str, data: bytes, limits: ChildLimits, args: dict[str, Any] | None = None,
              kind: str = "") -> Any:
@@ -120,29 +117,11 @@ class ForkServer:
 
     def _send(self, request: bytes, data: bytes) -> socket.socket:
         """The call's socket, once the server has the request with its two descriptors."""
-        mine, theirs = socket.socketpair()
         data_fd = _data_file(data)
         try:
-            with self._lock:
-                for attempt in range(2):
-                    if self._ctrl is None:
-                        self._ctrl = self._start()
-                    try:
-                        send_message(self._ctrl, request, [theirs.fileno(), data_fd])
-                        return mine
-                    except OSError:
-                        self._ctrl.close()
-                        self._ctrl = None  # the server died (killed by hand?): start another
-                        if attempt:
-                            raise
-        except BaseException:
-            mine.close()
-            raise
+            return self.connect(request, [data_fd])
         finally:
-            theirs.close()
             os.close(data_fd)
-        raise AssertionError("unreachable")
-
 
     def _start(self) -> socket.socket:
         try:

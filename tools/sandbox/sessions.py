@@ -44,32 +44,52 @@ class CallResult:
     lost: str | None = None  # the previous session had ended between calls (why, as `ended` says it)
 
 
-class SessionServer:
-    """The agent process's one session server (server.py), started on first use and again if it died."""
+class ServerLink:
+    """The agent's socket to one server script of this folder (server.py, fork_server.py): the server is started
+    on first use, and again if it died."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ctrl: socket.socket | None = None
 
+    def _start(self) -> socket.socket:
+        """Start the server (start_server): the agent's end of its socket."""
+        raise NotImplementedError
+
+    def connect(self, request: bytes, fds: list[int] | None = None) -> socket.socket:
+        """A new socket whose other end the server gets with the request (and `fds` after it), starting the
+        server first where none runs."""
+        mine, theirs = socket.socketpair()
+        try:
+            with self._lock:
+                for attempt in range(2):
+                    if self._ctrl is None:
+                        self._ctrl = self._start()
+                    try:
+                        send_message(self._ctrl, request, [theirs.fileno(), *(fds or [])])
+                        return mine
+                    except OSError:
+                        self._ctrl.close()
+                        self._ctrl = None  # the server died (killed by hand?): start another
+                        if attempt:
+                            raise
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        raise AssertionError("unreachable")
+
+
+class SessionServer(ServerLink):
+    """The agent process's one session server (server.py)."""
+
+    def _start(self) -> socket.socket:
+        return start_server(SERVER, {})
+
     def open(self, request: dict[str, Any]) -> socket.socket:
         """A socket to a new session confined as request says (its first message is the session's pid)."""
-        with self._lock:
-            for attempt in range(2):
-                if self._ctrl is None:
-                    self._ctrl = start_server(SERVER, {})
-                mine, theirs = socket.socketpair()
-                try:
-                    send_message(self._ctrl, marshal.dumps(request), [theirs.fileno()])
-                    return mine
-                except OSError:
-                    mine.close()
-                    self._ctrl.close()
-                    self._ctrl = None  # the server died (killed by hand?): start another
-                    if attempt:
-                        raise
-                finally:
-                    theirs.close()
-        raise AssertionError("unreachable")
+        return self.connect(marshal.dumps(request))
 
 
 def start_server(script: str, cfg: dict[str, Any]) -> socket.socket:
