@@ -31,9 +31,7 @@ from typing import Any
 
 from core import cancellation
 from core.errors import StopRequested
-from tools import processes
 from tools.sandbox import landlock, paths, seccomp, seccomp_problem
-from tools.sandbox.oneshot import pidfd_of
 from tools.sandbox.sessions import ProcessGroup, ServerLink, start_server
 
 FORK_SERVER = str(Path(__file__).with_name("fork_server.py"))
@@ -156,8 +154,7 @@ class _Call:
         self.poll = select.poll()  # (select.select cannot wait on a descriptor numbered past 1023)
         self.poll.register(sock, select.POLLIN)
         self.buffer = bytearray()
-        self.group: ProcessGroup | None = None
-        self.pidfd: int | None = None
+        self.group: ProcessGroup | None = None  # Ctrl-C kills it
 
     def wait(self) -> Any:
         """The answer's value; CallEnded / CallFailed / StopRequested as the call ended."""
@@ -165,9 +162,7 @@ class _Call:
             return _value(self._answer())
         finally:
             if self.group is not None:
-                processes.unregister(self.group)
-            if self.pidfd is not None:
-                os.close(self.pidfd)
+                self.group.release()
             self.sock.close()
 
     def _answer(self) -> dict[str, Any]:
@@ -175,7 +170,7 @@ class _Call:
             message = self._next()
             if message is not None:
                 if "pid" in message and self.group is None:
-                    self._adopt(int(message["pid"]))
+                    self.group = ProcessGroup(int(message["pid"]))
                     self.deadline = time.monotonic() + self.seconds
                     continue
                 if "exit" in message:
@@ -218,17 +213,12 @@ class _Call:
             raise CallEnded("crashed", "an answer that is not one")
         return message
 
-    def _adopt(self, pid: int) -> None:
-        self.group = ProcessGroup(pid)
-        self.pidfd = pidfd_of(pid)
-        processes.register(self.group)  # Ctrl-C kills it
-
     def _kill(self) -> None:
         if self.group is None:
             return
         with contextlib.suppress(OSError):
-            if self.pidfd is not None:
-                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            if self.group.pidfd is not None:
+                signal.pidfd_send_signal(self.group.pidfd, signal.SIGKILL)
             else:
                 os.kill(self.group.pid, signal.SIGKILL)
 

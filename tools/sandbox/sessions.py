@@ -128,12 +128,22 @@ _server = SessionServer()
 
 
 class ProcessGroup:
-    """A process group another process started (a session's, a forked call's), as tools/processes.py tracks
-    it: Ctrl-C kills it."""
+    """A process group another process started (a session's, a forked call's), tracked by tools/processes.py
+    from its leader's first word until release(): Ctrl-C kills it. `pidfd`: its leader's (readable once it
+    ends), where the kernel has them."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        self.pidfd = pidfd_of(pid)
+        processes.register(self)
+
+    def release(self) -> None:
+        """No longer tracked; its pidfd closed."""
+        processes.unregister(self)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
 class PythonSession:
@@ -144,8 +154,7 @@ class PythonSession:
         self.server = server or _server
         self._busy = threading.Lock()
         self._sock: socket.socket | None = None
-        self._group: ProcessGroup | None = None
-        self._pidfd: int | None = None
+        self._group: ProcessGroup | None = None  # Ctrl-C kills the session
         self._pids: str | None = None  # its pids cgroup (pids.py)
 
     @property
@@ -226,21 +235,16 @@ class PythonSession:
             return
         message = marshal.loads(data)
         if "pid" in message:
-            self._adopt(int(message["pid"]))
+            self._group = ProcessGroup(int(message["pid"]))
         else:
             replies.append(message)
-
-    def _adopt(self, pid: int) -> None:
-        self._group = ProcessGroup(pid)
-        self._pidfd = pidfd_of(pid)
-        processes.register(self._group)  # Ctrl-C kills the session
 
     def _alive(self) -> bool:
         """Whether the session's first process still runs (so its group id is still its own)."""
         if self._group is None:
             return False
-        if self._pidfd is not None:
-            return not select.select([self._pidfd], [], [], 0)[0]
+        if self._group.pidfd is not None:
+            return not select.select([self._group.pidfd], [], [], 0)[0]
         try:
             os.kill(self._group.pid, 0)
         except ProcessLookupError:
@@ -262,11 +266,8 @@ class PythonSession:
             self._sock.close()
             self._sock = None
         if self._group is not None:
-            processes.unregister(self._group)
+            self._group.release()
             self._group = None
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
         pids.release(self._pids)
         self._pids = None
 
