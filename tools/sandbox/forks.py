@@ -31,7 +31,7 @@ from typing import Any
 
 from core import cancellation
 from core.errors import StopRequested
-from tools.sandbox import landlock, paths, seccomp, seccomp_problem
+from tools.sandbox import landlock, landlock_rules, seccomp, seccomp_problem
 from tools.sandbox.sessions import ProcessGroup, ServerLink, start_server
 
 FORK_SERVER = str(Path(__file__).with_name("fork_server.py"))
@@ -83,8 +83,7 @@ def confinement() -> dict[str, Any]:
     if sys.platform != "linux":
         return rules
     if landlock.abi_version() >= 1:
-        rules["landlock"] = {"ro": paths.read_only_paths(tuple(paths.protected_dirs())), "rw": [],
-                             "files_rw": list(paths.WRITABLE_DEVICES), "network": False}
+        rules["landlock"] = landlock_rules([], network=False)
     if not seccomp_problem():
         rules["seccomp"] = seccomp.program(network=False)
     return rules
