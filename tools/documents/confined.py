@@ -33,9 +33,9 @@ _SERVER = ForkServer({"convert": "tools.documents.worker:convert_document",
 
 
 @dataclass(frozen=True)
-class DocLimits:
-    """One conversion's limits: memory (MB) on top of the converter's own, seconds, and whether its child is
-    confined (not under AGENT_SANDBOX=none)."""
+class DocLimits(ChildLimits):
+    """One conversion's limits (its child's): memory (MB) on top of the converter's own, seconds, and whether its
+    child is confined (not under AGENT_SANDBOX=none)."""
 
     memory_mb: int = MEMORY_MB
     seconds: float = SECONDS
@@ -100,8 +100,7 @@ def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], ki
     if not available():
         return _here(function, data, args)
     try:
-        return _SERVER.call(function, data, ChildLimits(limits.memory_mb, limits.seconds, limits.confine), args,
-                            kind)
+        return _SERVER.call(function, data, limits, args, kind)
     except CallEnded as exc:
         if exc.why == "unavailable" and not limits.confine:  # AGENT_SANDBOX=none: converted here, as it asks
             return _here(function, data, args)
