@@ -1,4 +1,5 @@
-"""Writing a file so that no reader ever sees half of it (the reports, their records, the run store's entries)."""
+"""Writing a file so that no reader ever sees half of it (the reports, their records, the run store's entries), and
+folders and files that only their owner may read (the document index, a run's folders)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,19 @@ def atomic_write(path: Path, text: str | bytes, mode: int | None = None) -> None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def private_folder(path: Path) -> None:
+    """`path` as a folder only its owner may use: created 0700 (a missing parent with the umask's mode, as
+    `mkdir -p`), or made 0700 again when it is ours and was not (own_mode)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    own_mode(path, 0o700)
+
+
+def own_mode(path: Path, mode: int) -> None:
+    """chmod a file or folder of ours (never through a link) to mode, unless it already has it; nothing when it
+    cannot be (another user's, gone)."""
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if not stat.S_ISLNK(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) != mode:
+            os.chmod(path, mode)

@@ -7,7 +7,6 @@ import hashlib
 import os
 import re
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from core import cancellation
 from core.errors import StopRequested, TaskDeadlineExceeded
+from core.files import own_mode, private_folder
 from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
@@ -113,20 +113,11 @@ def _unlocked(step: Callable[[], object], seconds: float = 60.0) -> None:
 def private(db: Path) -> None:
     """An index holds the text of private documents: its folder is made 0700 and its files 0600 (made so again
     when an older version left them readable to others), as `cat` refuses other users the documents."""
-    db.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _tighten(db.parent, 0o700)
+    private_folder(db.parent)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
     for path in db.parent.glob(db.name + "*"):  # the database, its write-ahead log and shared memory
-        _tighten(path, 0o600)
-
-
-def _tighten(path: Path, mode: int) -> None:
-    """chmod a file or folder of ours (never through a link) to mode, unless it already has it."""
-    with contextlib.suppress(OSError):
-        info = os.lstat(path)
-        if not stat.S_ISLNK(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) != mode:
-            os.chmod(path, mode)
+        own_mode(path, 0o600)
 
 
 def index_path(folder: Path, base: Path) -> Path:

@@ -74,31 +74,30 @@ def _rel(root: Path, path: Path) -> str:
 def _entry(root: Path, path: Path, suffixes: frozenset[str], max_bytes: int) -> Entry:
     real = _rel(root, path)
     rel = shown_name(real)
-    return _checked(Entry(rel, 0, 0, real=real if rel != real else ""), root, path, suffixes, max_bytes)
+    skip, info = _checked(root, path, suffixes, max_bytes)
+    return Entry(rel, info.st_size if info else 0, info.st_mtime_ns if info else 0, skip, real if rel != real else "")
 
 
-def _checked(entry: Entry, root: Path, path: Path, suffixes: frozenset[str], max_bytes: int) -> Entry:
-    def named(skip: str, info: os.stat_result | None = None) -> Entry:
-        return Entry(entry.rel, info.st_size if info else 0, info.st_mtime_ns if info else 0, skip, entry.real)
-
+def _checked(root: Path, path: Path, suffixes: frozenset[str], max_bytes: int) -> tuple[str, os.stat_result | None]:
+    """Why the file is not read ('' when it is), with its stat where it has a size and a time worth keeping."""
     try:
         info = os.stat(path, follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
             target = path.resolve(strict=True)
             if not target.is_relative_to(root) or any(p.startswith(".") for p in target.relative_to(root).parts):
-                return named("a link leading out of the folder")
+                return "a link leading out of the folder", None
             info = os.stat(target)
     except (OSError, RuntimeError):
-        return named("cannot be read (a broken link or no permission)")
+        return "cannot be read (a broken link or no permission)", None
     if not stat.S_ISREG(info.st_mode):
-        return named("not a regular file")
+        return "not a regular file", None
     if info.st_nlink > 1:
-        return named(HARD_LINKS)
+        return HARD_LINKS, None
     if path.suffix.lower() not in suffixes:
-        return named("a format no reader reads", info)
+        return "a format no reader reads", info
     if info.st_size > max_bytes:
-        return named(f"over the size limit ({max_bytes // 1_000_000} MB)", info)
-    return named("", info)
+        return f"over the size limit ({max_bytes // 1_000_000} MB)", info
+    return "", info
 
 
 def open_inside(root: Path, rel: str) -> bytes:

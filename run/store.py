@@ -45,7 +45,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from config import Settings
 from core.errors import ConfigError
-from core.files import atomic_write
+from core.files import atomic_write, private_folder
 from core.secrets import is_url_field, secret_fields
 from core.text import report_data
 from tools.safe_open import WorkspacePathError, open_file
@@ -374,8 +374,7 @@ def _remove_tree(path: Path) -> bool:
 def _private_folder(path: Path) -> None:
     """A run's folder outside its own (<--trace-dir>/<id>, <--workspace>/<id>): made 0700, before anything is in it."""
     with contextlib.suppress(OSError):  # an unusable folder is reported where the run writes there
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.mkdir(mode=PRIVATE, exist_ok=True)
+        private_folder(path)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ from docindex import Unit, Unreadable
 from tools.documents import worker
 from tools.documents.convert import Document
 from tools.documents.errors import ConversionError, MissingLibraryError
-from tools.sandbox.forks import CallEnded, CallFailed, ChildLimits, ForkServer, available
+from tools.sandbox.forks import MAX_ANSWER, CallEnded, CallFailed, ChildLimits, ForkServer, available
 
 MEMORY_MB, SECONDS = 1024, 60.0  # AGENT_DOC_MEMORY_MB, AGENT_DOC_TIMEOUT: one conversion's limits
 _SERVER = ForkServer({"convert": "tools.documents.worker:convert_document",
@@ -33,9 +33,9 @@ _SERVER = ForkServer({"convert": "tools.documents.worker:convert_document",
 
 
 @dataclass(frozen=True)
-class DocLimits:
-    """One conversion's limits: memory (MB) on top of the converter's own, seconds, and whether its child is
-    confined (not under AGENT_SANDBOX=none)."""
+class DocLimits(ChildLimits):
+    """One conversion's limits (its child's): memory (MB) on top of the converter's own, seconds, and whether its
+    child is confined (not under AGENT_SANDBOX=none)."""
 
     memory_mb: int = MEMORY_MB
     seconds: float = SECONDS
@@ -100,8 +100,7 @@ def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], ki
     if not available():
         return _here(function, data, args)
     try:
-        return _SERVER.call(function, data, ChildLimits(limits.memory_mb, limits.seconds, limits.confine), args,
-                            kind)
+        return _SERVER.call(function, data, limits, args, kind)
     except CallEnded as exc:
         if exc.why == "unavailable" and not limits.confine:  # AGENT_SANDBOX=none: converted here, as it asks
             return _here(function, data, args)
@@ -119,7 +118,7 @@ def _limit_said(exc: CallEnded, limits: DocLimits) -> str:
     if exc.why == "time":
         return f"the document took longer than {limits.seconds:g} s to convert (AGENT_DOC_TIMEOUT)"
     if exc.why == "text":
-        return "the document's text is larger than 256 MB"
+        return f"the document's text is larger than {MAX_ANSWER >> 20} MB"
     if exc.why == "sandbox":
         return f"the document converter could not confine itself ({exc.detail})"
     if exc.why == "unavailable":

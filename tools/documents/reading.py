@@ -12,7 +12,7 @@ from typing import BinaryIO
 from core.errors import TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
 from tools.documents.archives import zip_member
-from tools.documents.confined import DEFAULT_LIMITS, DocLimits, convert
+from tools.documents.confined import DocLimits, convert
 from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
 from tools.safe_open import open_file, relative_name, stat_entry, workspace_parts
@@ -29,8 +29,7 @@ def needs_conversion(name: str, head: bytes) -> bool:
     return sniff(name, head) is not None or text_format(name) is not None or looks_like_html(head)
 
 
-def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int, limits: DocLimits = DEFAULT_LIMITS
-                       ) -> Document | None:
+def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int, limits: DocLimits) -> Document | None:
     """The opened file converted in a child under `limits` (cached by inode, size and mtime), or None for plain
     text."""
     if not needs_conversion(rel, head):
@@ -94,7 +93,7 @@ def archive_member(workspace: Path, path: str) -> tuple[str, bytes] | None:
         raise ToolError(f"{outer}: {exc}") from exc
 
 
-def archive_document(workspace: Path, path: str, limits: DocLimits = DEFAULT_LIMITS) -> tuple[str, Document] | None:
+def archive_document(workspace: Path, path: str, limits: DocLimits) -> tuple[str, Document] | None:
     """A ZIP member (see archive_member) converted like a file, with its display path; None if no archive."""
     found = archive_member(workspace, path)
     if found is None:
@@ -155,7 +154,7 @@ def page_text(header: str, shown: list[str], rel: str, end: int, total: int) -> 
 SCRAPE_CHARS = 40_000
 
 
-def scrape_binary(name: str, body: bytes, lines: list[str], url: str, limits: DocLimits = DEFAULT_LIMITS) -> str:
+def scrape_binary(name: str, body: bytes, lines: list[str], url: str, limits: DocLimits) -> str:
     """scrape's body for a downloaded binary file: its Markdown (converted in a child under `limits`), else ''
     with advice added to `lines`.
 

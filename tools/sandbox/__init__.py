@@ -124,8 +124,7 @@ class Sandbox:
         if self.seccomp:
             rules["seccomp"] = seccomp.program(network=self.network)
         if self.backend == "landlock":
-            rules["landlock"] = {"ro": _read_only(), "rw": [str(workspace)],
-                                 "files_rw": list(paths.WRITABLE_DEVICES), "network": self.network}
+            rules["landlock"] = landlock_rules([str(workspace)], self.network)
         if self.mounts:
             rules["mounts"] = {"workspace": str(workspace), "keep": _read_only(), "hide": paths.hidden_dirs()}
         return rules
@@ -142,6 +141,12 @@ def _own_nice() -> int:
 
 def _read_only() -> list[str]:
     return paths.read_only_paths(tuple(paths.protected_dirs()))
+
+
+def landlock_rules(writable: list[str], network: bool) -> dict[str, object]:
+    """The Landlock ruleset launcher.confine applies: system and interpreter paths read-only, `writable`
+    read-write (with the devices any program writes: /dev/null...), the network as asked."""
+    return {"ro": _read_only(), "rw": writable, "files_rw": list(paths.WRITABLE_DEVICES), "network": network}
 
 
 @functools.cache

@@ -154,15 +154,8 @@ def _child(request: dict[str, Any], sock_fd: int, data_fd: int, functions: dict[
            rules: dict[str, Any]) -> None:
     """In the child: a process group of its own, nothing of the server's, its limits and confinement; then the
     call, its answer on the socket, and the end."""
-    parent = os.getppid()
-    os.setsid()
-    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGKILL)
-    if os.getppid() != parent:
+    if not launcher.own_group([sock_fd, data_fd], _signal.SIGKILL):
         return
-    low, high = sorted((sock_fd, data_fd))
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, 1 << 20)
     launcher.default_signals()
     sock = _socket.socket(fileno=sock_fd)
     if not _send(sock, json.dumps({"pid": os.getpid()}).encode()):

@@ -24,7 +24,6 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,8 @@ from typing import Any
 
 from core import cancellation
 from core.errors import StopRequested
-from tools import processes
-from tools.sandbox import landlock, paths, seccomp, seccomp_problem
-from tools.sandbox.oneshot import pidfd_of
-from tools.sandbox.sessions import ProcessGroup, start_server
-from tools.sandbox.wire import send_message
+from tools.sandbox import landlock, landlock_rules, seccomp, seccomp_problem
+from tools.sandbox.sessions import ProcessGroup, ServerLink, start_server
 
 FORK_SERVER = str(Path(__file__).with_name("fork_server.py"))
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds the project's packages
@@ -87,23 +83,21 @@ def confinement() -> dict[str, Any]:
     if sys.platform != "linux":
         return rules
     if landlock.abi_version() >= 1:
-        rules["landlock"] = {"ro": paths.read_only_paths(tuple(paths.protected_dirs())), "rw": [],
-                             "files_rw": list(paths.WRITABLE_DEVICES), "network": False}
+        rules["landlock"] = landlock_rules([], network=False)
     if not seccomp_problem():
         rules["seccomp"] = seccomp.program(network=False)
     return rules
 
 
-class ForkServer:
+class ForkServer(ServerLink):
     """One fork server (started on first use, again if it died) and the calls it may run."""
 
     def __init__(self, functions: dict[str, str], warm: str | None = None) -> None:
         """`functions`: name -> "module:function", each called as function(data: bytes, **args) in the child
         and returning what JSON holds; `warm`: "module:function" the server calls with a kind before that
         kind's first child."""
+        super().__init__()
         self.functions, self.warm = functions, warm
-        self._lock = threading.Lock()
-        self._ctrl: socket.socket | None = None
 
     def call(self, name: str, data: bytes, limits: ChildLimits, args: dict[str, Any] | None = None,
              kind: str = "") -> Any:
@@ -120,29 +114,11 @@ class ForkServer:
 
     def _send(self, request: bytes, data: bytes) -> socket.socket:
         """The call's socket, once the server has the request with its two descriptors."""
-        mine, theirs = socket.socketpair()
         data_fd = _data_file(data)
         try:
-            with self._lock:
-                for attempt in range(2):
-                    if self._ctrl is None:
-                        self._ctrl = self._start()
-                    try:
-                        send_message(self._ctrl, request, [theirs.fileno(), data_fd])
-                        return mine
-                    except OSError:
-                        self._ctrl.close()
-                        self._ctrl = None  # the server died (killed by hand?): start another
-                        if attempt:
-                            raise
-        except BaseException:
-            mine.close()
-            raise
+            return self.connect(request, [data_fd])
         finally:
-            theirs.close()
             os.close(data_fd)
-        raise AssertionError("unreachable")
-
 
     def _start(self) -> socket.socket:
         try:
@@ -177,8 +153,7 @@ class _Call:
         self.poll = select.poll()  # (select.select cannot wait on a descriptor numbered past 1023)
         self.poll.register(sock, select.POLLIN)
         self.buffer = bytearray()
-        self.group: ProcessGroup | None = None
-        self.pidfd: int | None = None
+        self.group: ProcessGroup | None = None  # Ctrl-C kills it
 
     def wait(self) -> Any:
         """The answer's value; CallEnded / CallFailed / StopRequested as the call ended."""
@@ -186,9 +161,7 @@ class _Call:
             return _value(self._answer())
         finally:
             if self.group is not None:
-                processes.unregister(self.group)
-            if self.pidfd is not None:
-                os.close(self.pidfd)
+                self.group.release()
             self.sock.close()
 
     def _answer(self) -> dict[str, Any]:
@@ -196,7 +169,7 @@ class _Call:
             message = self._next()
             if message is not None:
                 if "pid" in message and self.group is None:
-                    self._adopt(int(message["pid"]))
+                    self.group = ProcessGroup(int(message["pid"]))
                     self.deadline = time.monotonic() + self.seconds
                     continue
                 if "exit" in message:
@@ -239,17 +212,12 @@ class _Call:
             raise CallEnded("crashed", "an answer that is not one")
         return message
 
-    def _adopt(self, pid: int) -> None:
-        self.group = ProcessGroup(pid)
-        self.pidfd = pidfd_of(pid)
-        processes.register(self.group)  # Ctrl-C kills it
-
     def _kill(self) -> None:
         if self.group is None:
             return
         with contextlib.suppress(OSError):
-            if self.pidfd is not None:
-                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            if self.group.pidfd is not None:
+                signal.pidfd_send_signal(self.group.pidfd, signal.SIGKILL)
             else:
                 os.kill(self.group.pid, signal.SIGKILL)
 

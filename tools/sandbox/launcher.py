@@ -163,6 +163,23 @@ def tidy(known: Container[int], ended: Callable[[int, int], None]) -> None:
             kill(pid, _signal.SIGKILL)
 
 
+def own_group(keep: list[int], death: int) -> bool:
+    """In a server's forked child (server.py's sessions, fork_server.py's calls): signal `death` when the server
+    dies, a process group of its own, and no descriptor of the server's but those in `keep`. False when the
+    server died before PDEATHSIG was armed."""
+    parent = os.getppid()
+    prctl(PR_SET_PDEATHSIG, death)
+    if os.getppid() != parent:
+        return False
+    os.setsid()
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
+    return True
+
+
 def stop_everything() -> None:
     """Kill this process's whole group at once, ourselves included: no fork escapes a group kill, and a
     fork bomb outruns any sweep. Under seccomp nothing can leave the group; without it, what left by

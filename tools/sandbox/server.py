@@ -125,7 +125,7 @@ def _fork_spare(ctrl: _socket.socket) -> tuple[int, _socket.socket]:
         try:
             os.close(ctrl.detach())
             mine.close()
-            if _own_group(theirs.fileno()):
+            if launcher.own_group([theirs.fileno()], _signal.SIGTERM):
                 repl.supervise_spare(theirs)
         finally:
             os._exit(launcher.SANDBOX_FAILED)
@@ -133,21 +133,9 @@ def _fork_spare(ctrl: _socket.socket) -> tuple[int, _socket.socket]:
     return pid, mine
 
 
-def _own_group(keep: int) -> bool:
-    """In a child: die with the server, a process group of its own, no descriptor of the server's but keep."""
-    parent = os.getppid()
-    launcher.prctl(launcher.PR_SET_PDEATHSIG, _signal.SIGTERM)
-    if os.getppid() != parent:
-        return False
-    os.setsid()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 20)
-    return True
-
-
 def _session(cfg: dict[str, Any], fd: int) -> None:
     """In the child: a process group of its own, nothing of the server's, then the session."""
-    if not _own_group(fd):
+    if not launcher.own_group([fd], _signal.SIGTERM):
         return
     sock = _socket.socket(fileno=fd)
     wire.send_message(sock, marshal.dumps({"pid": os.getpid()}))

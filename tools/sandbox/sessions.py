@@ -44,32 +44,52 @@ class CallResult:
     lost: str | None = None  # the previous session had ended between calls (why, as `ended` says it)
 
 
-class SessionServer:
-    """The agent process's one session server (server.py), started on first use and again if it died."""
+class ServerLink:
+    """The agent's socket to one server script of this folder (server.py, fork_server.py): the server is started
+    on first use, and again if it died."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ctrl: socket.socket | None = None
 
+    def _start(self) -> socket.socket:
+        """Start the server (start_server): the agent's end of its socket."""
+        raise NotImplementedError
+
+    def connect(self, request: bytes, fds: list[int] | None = None) -> socket.socket:
+        """A new socket whose other end the server gets with the request (and `fds` after it), starting the
+        server first where none runs."""
+        mine, theirs = socket.socketpair()
+        try:
+            with self._lock:
+                for attempt in range(2):
+                    if self._ctrl is None:
+                        self._ctrl = self._start()
+                    try:
+                        send_message(self._ctrl, request, [theirs.fileno(), *(fds or [])])
+                        return mine
+                    except OSError:
+                        self._ctrl.close()
+                        self._ctrl = None  # the server died (killed by hand?): start another
+                        if attempt:
+                            raise
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        raise AssertionError("unreachable")
+
+
+class SessionServer(ServerLink):
+    """The agent process's one session server (server.py)."""
+
+    def _start(self) -> socket.socket:
+        return start_server(SERVER, {})
+
     def open(self, request: dict[str, Any]) -> socket.socket:
         """A socket to a new session confined as request says (its first message is the session's pid)."""
-        with self._lock:
-            for attempt in range(2):
-                if self._ctrl is None:
-                    self._ctrl = start_server(SERVER, {})
-                mine, theirs = socket.socketpair()
-                try:
-                    send_message(self._ctrl, marshal.dumps(request), [theirs.fileno()])
-                    return mine
-                except OSError:
-                    mine.close()
-                    self._ctrl.close()
-                    self._ctrl = None  # the server died (killed by hand?): start another
-                    if attempt:
-                        raise
-                finally:
-                    theirs.close()
-        raise AssertionError("unreachable")
+        return self.connect(marshal.dumps(request))
 
 
 def start_server(script: str, cfg: dict[str, Any]) -> socket.socket:
@@ -108,12 +128,22 @@ _server = SessionServer()
 
 
 class ProcessGroup:
-    """A process group another process started (a session's, a forked call's), as tools/processes.py tracks
-    it: Ctrl-C kills it."""
+    """A process group another process started (a session's, a forked call's), tracked by tools/processes.py
+    from its leader's first word until release(): Ctrl-C kills it. `pidfd`: its leader's (readable once it
+    ends), where the kernel has them."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        self.pidfd = pidfd_of(pid)
+        processes.register(self)
+
+    def release(self) -> None:
+        """No longer tracked; its pidfd closed."""
+        processes.unregister(self)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
 class PythonSession:
@@ -124,8 +154,7 @@ class PythonSession:
         self.server = server or _server
         self._busy = threading.Lock()
         self._sock: socket.socket | None = None
-        self._group: ProcessGroup | None = None
-        self._pidfd: int | None = None
+        self._group: ProcessGroup | None = None  # Ctrl-C kills the session
         self._pids: str | None = None  # its pids cgroup (pids.py)
 
     @property
@@ -206,21 +235,16 @@ class PythonSession:
             return
         message = marshal.loads(data)
         if "pid" in message:
-            self._adopt(int(message["pid"]))
+            self._group = ProcessGroup(int(message["pid"]))
         else:
             replies.append(message)
-
-    def _adopt(self, pid: int) -> None:
-        self._group = ProcessGroup(pid)
-        self._pidfd = pidfd_of(pid)
-        processes.register(self._group)  # Ctrl-C kills the session
 
     def _alive(self) -> bool:
         """Whether the session's first process still runs (so its group id is still its own)."""
         if self._group is None:
             return False
-        if self._pidfd is not None:
-            return not select.select([self._pidfd], [], [], 0)[0]
+        if self._group.pidfd is not None:
+            return not select.select([self._group.pidfd], [], [], 0)[0]
         try:
             os.kill(self._group.pid, 0)
         except ProcessLookupError:
@@ -242,11 +266,8 @@ class PythonSession:
             self._sock.close()
             self._sock = None
         if self._group is not None:
-            processes.unregister(self._group)
+            self._group.release()
             self._group = None
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
         pids.release(self._pids)
         self._pids = None
 
