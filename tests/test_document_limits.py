@@ -152,3 +152,19 @@ def test_a_conversion_abandoned_by_its_call_ends_with_it(tmp_path: Path) -> None
     for worker in [t for t in threading.enumerate() if t.name == "tool-read_file" and t.ident not in before]:
         worker.join(GUARD)  # its child is killed at the call's deadline: the thread returns, not in ten minutes
         assert not worker.is_alive()
+
+
+def test_a_stop_while_scrape_converts_a_download_stops_the_task_and_is_not_called_a_damaged_file(
+        tmp_path: Path) -> None:
+    from core import cancellation
+    from core.errors import StopRequested
+    from tools.documents.confined import DocLimits
+    from tools.documents.reading import scrape_binary
+
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()  # Ctrl-C while the child reads a PDF that takes minutes
+    lines: list[str] = []
+    with cancellation.scope(stop=stop), pytest.raises(StopRequested):
+        scrape_binary("slow.pdf", slow_pdf(pages=100, stream_bytes=500_000), lines, "http://127.0.0.1/slow.pdf",
+                      DocLimits(seconds=600.0))
+    assert not any("Could not convert" in line for line in lines)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from core.errors import TaskDeadlineExceeded, ToolError
+from core.errors import StopRequested, TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
 from tools.documents.archives import zip_member
 from tools.documents.confined import DocLimits, convert
@@ -55,12 +55,16 @@ def document_from_file(rel: str, fh: BinaryIO, head: bytes, size: int, limits: D
     return doc
 
 
+# How a conversion in the child ends when its caller does (the call's time, Ctrl-C): never "a damaged file".
+ENDED = (TaskDeadlineExceeded, StopRequested)
+
+
 def _convert(rel: str, data: bytes, limits: DocLimits) -> Document | None:
     try:
         return convert(rel, data, limits)
     except ConversionError as exc:
         raise ToolError(f"could not convert {rel}: {exc}") from exc
-    except TaskDeadlineExceeded:  # the call's time ran out: the caller says so
+    except ENDED:  # the call's time ran out, or the run is stopping: the caller says so
         raise
     except Exception as exc:  # noqa: BLE001 - format libraries raise many untyped errors on damaged files
         raise ToolError(f"could not convert {rel} ({type(exc).__name__}: {exc}); the file may be damaged. "
@@ -165,6 +169,8 @@ def scrape_binary(name: str, body: bytes, lines: list[str], url: str, limits: Do
     except ConversionError as exc:  # a limit met (named), a password, a missing library
         lines.append(f"Could not convert it: {exc}; open it with the python tool.")
         return ""
+    except ENDED:
+        raise
     except Exception as exc:  # noqa: BLE001 - a damaged file must not lose the saved copy
         lines.append(f"Could not convert it ({type(exc).__name__}: {exc}); open it with the python tool.")
         return ""
