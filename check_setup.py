@@ -284,7 +284,7 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     main = main_model(settings)  # keys are judged by the models a run would call
     checks += check_keys(settings, key_needs(settings, main))
     model_rows = check_model(settings, offline, main)
-    checks += model_rows + check_prompt(settings, model_rows) + check_roles(settings, offline)
+    checks += model_rows + check_prompt(settings, model_rows, main) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
             ("search", lambda: check_search(settings, offline)), ("papers", lambda: check_papers(settings, offline)),
