@@ -95,7 +95,7 @@ def check_keys(settings: Any, needs: dict[str, list[str]]) -> list[Check]:
             rows.append(Check(f"key {var}", OK if key else FAIL, f"{key_state(key)} (for {', '.join(users)})",
                               "" if key else f"set {var} in the environment or a .env file"))
         elif key:
-            rows.append(Check(f"key {var}", OK, f"{key_state(key)} (no chosen model uses it)"))
+            rows.append(Check(f"key {var}", OK, "set (no chosen model uses it)"))
     return rows
 
 
@@ -107,8 +107,8 @@ def check_search(settings: Any, offline: bool) -> Check:
         return Check("search", OK, "turned off (AGENT_SEARCH=0): tasks get no search tool")
     keys = {"serper": settings.serper_api_key, "brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
     backends = SearchTool(settings).backends
-    order = "order " + " → ".join(b.label + (f" ({b.name.upper()}_API_KEY {key_state(keys[b.name])})" if keys.get(
-        b.name) else "") for b in backends)
+    order = "order " + " → ".join(b.label + (f" ({b.name.upper()}_API_KEY set)" if keys.get(b.name) else "")
+                                  for b in backends)
     if offline:
         return Check("search", OK, order + "; not contacted (--offline)")
     answered, failed = [], []
@@ -136,10 +136,10 @@ def check_papers(settings: Any, offline: bool) -> Check:
     if papers_mode(settings) == "off":
         return Check("papers", OK, "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0): tasks get no search_papers tool")
     services = SearchPapersTool(settings).services
-    how = {"openalex": (f"OPENALEX_API_KEY {key_state(settings.openalex_api_key)}" if settings.openalex_api_key else
+    how = {"openalex": ("OPENALEX_API_KEY set" if settings.openalex_api_key else
                         "no OPENALEX_API_KEY: a small daily allowance")
                        + (f", mailto {settings.openalex_mailto}" if settings.openalex_mailto else ""),
-           "semantic_scholar": f"SEMANTIC_SCHOLAR_API_KEY {key_state(settings.semantic_scholar_api_key)}"
+           "semantic_scholar": "SEMANTIC_SCHOLAR_API_KEY set"
                                if settings.semantic_scholar_api_key else "no key: the shared pool",
            "crossref": f"mailto {settings.crossref_mailto}" if settings.crossref_mailto else "no CROSSREF_MAILTO"}
     order = " → ".join(f"{s.label} ({how[s.name]})" for s in services)
@@ -284,7 +284,7 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     main = main_model(settings)  # keys are judged by the models a run would call
     checks += check_keys(settings, key_needs(settings, main))
     model_rows = check_model(settings, offline, main)
-    checks += model_rows + check_prompt(settings, model_rows) + check_roles(settings, offline)
+    checks += model_rows + check_prompt(settings, model_rows, main) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
             ("search", lambda: check_search(settings, offline)), ("papers", lambda: check_papers(settings, offline)),

@@ -61,11 +61,10 @@ def guarded(variable: str) -> str | None:
     return next((why for suffix, why in _SUFFIXES if variable.endswith(suffix)), None)
 
 
-def config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+def config_dir() -> Path | None:
     """The user's config folder for this project: $XDG_CONFIG_HOME (when absolute) or ~/.config, then its name;
     None when there is no home folder to put it in (never a relative `~`, which a folder could supply)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME", "")
+    base = os.environ.get("XDG_CONFIG_HOME", "")
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
@@ -74,9 +73,9 @@ def config_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(base) / APP_FOLDER
 
 
-def store_path(environ: Mapping[str, str] | None = None) -> Path | None:
+def store_path() -> Path | None:
     """Where the trusted files and their hashes are kept (None: nowhere, nothing is trusted)."""
-    folder = config_dir(environ)
+    folder = config_dir()
     return folder / STORE_FILE if folder is not None else None
 
 
@@ -154,17 +153,17 @@ def chosen(variable: str, environ: Mapping[str, str]) -> bool:
     return os.path.isabs(environ.get(variable, ""))
 
 
-def always_trusted(file: Path, project_root: Path, environ: Mapping[str, str] | None = None) -> bool:
+def always_trusted(file: Path, project_root: Path) -> bool:
     """A file directly in the project's own folder or in the user's config folder for it."""
-    parent, config = file.resolve().parent, config_dir(environ)
+    parent, config = file.resolve().parent, config_dir()
     return parent == project_root.resolve() or (config is not None and parent == config.resolve())
 
 
-def file_state(file: Path, project_root: Path, store: TrustStore | None = None) -> str:
+def file_state(file: Path, project_root: Path) -> str:
     """"trusted", "changed" or "untrusted" for a file found in a folder (see TrustStore.state)."""
     if always_trusted(file, project_root):
         return "trusted"
-    return (store or TrustStore()).state(file)
+    return TrustStore().state(file)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from core.envfile import read_dotenv
 from core.errors import ConfigError
 from core.models_file import DEFAULT_FILE, read_models_file
 from core.text import terminal_safe
-from core.trust import TrustStore, config_dir, guarded, store_path
+from core.trust import TrustStore, config_dir, guarded
 
 ENV_FILE = ".env"
 
@@ -93,7 +93,7 @@ def listing(store: TrustStore, project_root: Path) -> int:
 def main(argv: list[str], project_root: Path) -> int:
     """Run `trust`: 0 when done (ConfigError, exit 2, for a folder with nothing to trust)."""
     args = parser().parse_args(argv)
-    store = TrustStore(store_path())  # without a home folder nothing is trusted, and `trust` says so
+    store = TrustStore()  # without a home folder (store_path None) nothing is trusted, and `trust` says so
     if args.list:
         return listing(store, project_root)
     target = args.path.expanduser().resolve()

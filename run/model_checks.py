@@ -110,15 +110,15 @@ def check_roles(settings: Any, offline: bool) -> list[Check]:
     return rows
 
 
-def check_prompt(settings: Any, model_rows: list[Check]) -> list[Check]:
-    """The agent's system prompt (size, tools, compact or not) and the model's window; a local server that answered
-    the probe gets it once as a task's first request does, so a window too small for it, or a chat template that
-    drops it, shows here."""
+def check_prompt(settings: Any, model_rows: list[Check], main: str | None = None) -> list[Check]:
+    """The agent's system prompt (size, tools, compact or not) and the model's window (`main`: the model check_model
+    was given, not chosen again); a local server that answered the probe gets it once as a task's first request
+    does, so a window too small for it, or a chat template that drops it, shows here."""
     if len(model_rows) < 2:  # no model
         return []
     probe = model_rows[1]
     live = probe.mark != FAIL or probe.detail.startswith(SILENT)  # else a second request would fail alike
-    return [prompt_row(settings, build_llm(dataclasses.replace(settings, cache_dir=None)),
+    return [prompt_row(settings, build_llm(dataclasses.replace(settings, cache_dir=None, model=main or settings.model)),
                        live and probe.detail != "skipped (--offline)")]
 
 

@@ -249,10 +249,9 @@ def serve_http(server: Any, host: str, port: int, token: str, told: bool) -> Non
     from report.html.asgi import GuardMiddleware  # start-up: Starlette, only with --http
 
     loopback = _loopback(host)
-    guard = Guard(port, token, extra_hosts=(f"[{host}]" if ":" in host else host,) if loopback else (),
-                  bearer_only=True, any_host=not loopback)
+    shown = f"[{host}]" if ":" in host else host  # as a Host header and a URL write an IPv6 address
+    guard = Guard(port, token, extra_hosts=(shown,) if loopback else (), bearer_only=True, any_host=not loopback)
     app = GuardMiddleware(server.streamable_http_app(host=host), guard, content_security_policy())
-    shown = f"[{host}]" if ":" in host else host
     print(f"serving MCP on http://{shown}:{port}/mcp", file=sys.stderr)
     print(f"  send Authorization: Bearer {'<AGENT_MCP_TOKEN>' if told else token}"
           f"{'' if told else '  (a new token each start; AGENT_MCP_TOKEN keeps one)'}; keep it private",

@@ -54,11 +54,15 @@ def probe(module: str, dist: str) -> Probe:
     except ModuleNotFoundError as exc:
         top = module.split(".")[0]
         if exc.name in (module, top):
-            return Probe(module, dist, "missing", str(exc), f"pip install {dist} (or pip install -r requirements.txt)")
+            return _missing(module, dist, str(exc))
         return _broken(module, dist, exc, exc.name)
     except Exception as exc:  # an installed package can fail in any way while importing
         return _broken(module, dist, exc, None)
     return Probe(module, dist, "ok", _version(dist))
+
+
+def _missing(module: str, dist: str, detail: str) -> Probe:
+    return Probe(module, dist, "missing", detail, f"pip install {dist} (or pip install -r requirements.txt)")
 
 
 def _broken(module: str, dist: str, exc: BaseException, needed: str | None) -> Probe:
@@ -87,8 +91,7 @@ def missing_tool_dependencies(tool_names: list[str]) -> list[tuple[str, Probe]]:
     for name in tool_names:
         for module, dist in TOOL_DEPENDENCIES.get(name, ()):
             if not _installed(module):
-                failed.append((name, Probe(module, dist, "missing", f"No module named {module!r}",
-                                           f"pip install {dist} (or pip install -r requirements.txt)")))
+                failed.append((name, _missing(module, dist, f"No module named {module!r}")))
     return failed
 
 
