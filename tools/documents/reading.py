@@ -12,9 +12,10 @@ from typing import BinaryIO
 from core.errors import StopRequested, TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
 from tools.documents.archives import zip_member
-from tools.documents.confined import DocLimits, convert
+from tools.documents.confined import DocLimits, convert, pdf_text
 from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
+from tools.documents.pdf import SCANNED_NOTE, is_scanned
 from tools.safe_open import open_file, relative_name, stat_entry, workspace_parts
 
 LINE_CHARS = 2_000
@@ -182,3 +183,10 @@ def scrape_binary(name: str, body: bytes, lines: list[str], url: str, limits: Do
     lines.append(f"{doc.kind}, shown as Markdown." + (f" {doc.note}" if doc.note else ""))
     return truncate_middle(doc.text, SCRAPE_CHARS, "pass save_as and page through the file with read_file")
 
+
+def pdf_shown(body: bytes, pages: str | None, limits: DocLimits) -> tuple[str, list[str]]:
+    """A downloaded PDF's page-marked text (converted in a child under `limits`) and the lines a tool shows above
+    it: its page count, the pages shown, and the scanned-PDF note. ConversionError as pdf_text raises it."""
+    text, count = pdf_text(body, pages, limits)
+    lines = [f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else "")]
+    return text, lines + ([SCANNED_NOTE] if is_scanned(text) else [])

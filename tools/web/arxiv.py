@@ -18,9 +18,9 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
-from tools.documents.confined import DocLimits, pdf_text
+from tools.documents.confined import DocLimits
 from tools.documents.errors import ConversionError
-from tools.documents.pdf import SCANNED_NOTE, is_scanned
+from tools.documents.reading import pdf_shown
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.api_get import ApiError, api_get
 from tools.web.fetch import AddressCheck, FetchError, Resolver
@@ -157,11 +157,8 @@ class ArxivTool(Tool):
         result = self.pdf_fetcher.get(paper.pdf_url)
         if result.truncated:
             raise ApiError(f"the PDF is larger than SCRAPE_MAX_BYTES ({self.settings.scrape_max_bytes:,} bytes)")
-        text, count = pdf_text(result.body, pages, DocLimits.of(self.settings))  # in a child, under its limits
-        lines = [f"arXiv: {paper.title} (full text from the PDF)", f"URL: {result.url}",
-                 f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else "")]
-        if is_scanned(text):
-            lines.append(SCANNED_NOTE)
+        text, said = pdf_shown(result.body, pages, DocLimits.of(self.settings))  # in a child, under its limits
+        lines = [f"arXiv: {paper.title} (full text from the PDF)", f"URL: {result.url}", *said]
         body = truncate_middle(text, MAX_CHARS, "ask for fewer pages")
         return ToolOutput("\n".join(lines) + "\n\n" + body, read=[Read(result.url, paper.title, body,
                                                                        aliases=(paper.pdf_url,))])

@@ -20,9 +20,9 @@ from core.secrets import SecretRedactor
 from core.text import truncate_middle
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
-from tools.documents.confined import DocLimits, pdf_text
+from tools.documents.confined import DocLimits
 from tools.documents.errors import ConversionError
-from tools.documents.pdf import SCANNED_NOTE, is_scanned
+from tools.documents.reading import pdf_shown
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.errors import FetchError
 from tools.web.fetch import AddressCheck, Resolver
@@ -151,14 +151,11 @@ class SearchPapersTool(Tool):
             return (f"Error: {paper.pdf_url} answered {result.content_type or 'something'} that is not a PDF; the "
                     f"paper's page is {paper.url}")
         try:
-            text, count = pdf_text(result.body, pages, DocLimits.of(self.settings))  # in a child, under its limits
+            text, said = pdf_shown(result.body, pages, DocLimits.of(self.settings))  # in a child, under its limits
         except ConversionError as exc:
             return f"Error: could not read the PDF of {paper.title}: {exc}"
         lines = [*([f"⚠ RETRACTED — {paper.retracted}"] if paper.retracted else []),
-                 f"{paper.title} — full text from its open-access PDF", f"PDF: {result.url}",
-                 f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else "")]
-        if is_scanned(text):
-            lines.append(SCANNED_NOTE)
+                 f"{paper.title} — full text from its open-access PDF", f"PDF: {result.url}", *said]
         body = truncate_middle(text, MAX_CHARS, "ask for fewer pages")
         return ToolOutput("\n".join(lines) + "\n\n" + body, read=[Read(
             paper.url, source_title(paper), body, aliases=(*_aliases(paper), result.url), retracted=paper.retracted)])

@@ -16,11 +16,10 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
-from tools.documents.confined import DocLimits, pdf_text
+from tools.documents.confined import DocLimits
 from tools.documents.errors import ConversionError
 from tools.documents.page_text import page_title, parse_html
-from tools.documents.pdf import SCANNED_NOTE, is_scanned
-from tools.documents.reading import scrape_binary
+from tools.documents.reading import pdf_shown, scrape_binary
 from tools.safe_open import (
     WorkspacePathError,
     create_new_file,
@@ -166,12 +165,10 @@ class ScrapeTool(Tool):
     @staticmethod
     def _pdf(body: bytes, pages: str | None, lines: list[str], limits: DocLimits) -> str:
         try:
-            text, count = pdf_text(body, pages, limits)  # in a child under the limits (tools/documents/confined)
+            text, said = pdf_shown(body, pages, limits)  # in a child under the limits (tools/documents/confined)
         except ConversionError as exc:  # a bad page range, a password, a PDF pypdf cannot read, a limit met
             raise ScrapeInputError(str(exc)) from exc
-        lines.append(f"PDF with {count} page(s)" + (f"; showing pages {pages}" if pages else ""))
-        if is_scanned(text):
-            lines.append(SCANNED_NOTE)
+        lines += said
         return text
 
     def _workspace_path(self, relative: str) -> str:
