@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sources.spelling import fold
+from sources.reading import passages
 
 _MARKER = re.compile(r"^--- page (\d+) ---$", re.M)
 _WORDS = 12  # enough of the passage's first sentence to find it once
@@ -22,7 +22,7 @@ def page_of(text: str, passage: str) -> int | None:
     words = first.split()[:_WORDS]
     if not words:
         return None
-    folded = fold(text)
+    folded = passages(text).facts.text  # folded once per source (the claim check read it), not once per citation
     found = re.search(r"\s+".join(map(re.escape, words)), folded)
     if found is None:
         return None
