@@ -26,5 +26,15 @@ def page_of(text: str, passage: str) -> int | None:
     found = re.search(r"\s+".join(map(re.escape, words)), folded)
     if found is None:
         return None
-    pages = [int(m.group(1)) for m in _MARKER.finditer(folded, 0, found.start())]
-    return pages[-1] if pages else None
+    return _last_marker(folded, found.start())
+
+
+def _last_marker(text: str, end: int) -> int | None:
+    """The page of the last marker line before `end`, looked for backwards from it: a long PDF's markers are not
+    all read again from its top for each citation."""
+    at = text.rfind("--- page ", 0, end)
+    while at >= 0:
+        if marker := _MARKER.match(text, at, end):
+            return int(marker.group(1))
+        at = text.rfind("--- page ", 0, at)
+    return None
