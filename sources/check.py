@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sources.facts import Fact, SourceText, claim_facts
+from sources.facts import Fact, claim_facts
 from sources.language import across_languages
 from sources.ledger import SourceLedger, normalize_url
 from sources.lexicon import unquoted
@@ -138,11 +138,10 @@ def _across(facts: list[Fact], anchors: set[str], cited: list[int], texts: Mappi
     """A claim in another language than its source: its figures and dates, near its names, in the source."""
     if not facts:
         return Judgement(UNCHECKED, "another language than the source, and no figure or date to check")
-    read = {n: SourceText(text) for n, text in texts.items()}
     needed = Counter(facts)  # a figure the claim states twice must occur twice
 
-    def found(fact: Fact, numbers: Iterable[int]) -> bool:
-        return sum(read[n].count(fact, anchors) for n in numbers) >= needed[fact]
+    def found(fact: Fact, numbers: Iterable[int]) -> bool:  # each source's facts read once, for all its claims
+        return sum(passages(texts[n]).facts.count(fact, anchors) for n in numbers) >= needed[fact]
 
     in_cited = {f: found(f, cited) for f in needed}
     if all(in_cited.values()):

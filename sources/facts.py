@@ -116,8 +116,9 @@ def significant(value: Decimal) -> int:
 
 
 def phrase_key(text: str) -> str:
-    """A phrase reduced to lower-case words separated by single spaces (for quoted-phrase search)."""
-    return " ".join(re.findall(r"\w+", fold(text).casefold()))
+    """A folded phrase (spelling.fold) reduced to lower-case words separated by single spaces (for quoted-phrase
+    search)."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def stem(word: str) -> str:
@@ -126,8 +127,9 @@ def stem(word: str) -> str:
 
 
 def keywords(text: str) -> set[str]:
-    """The stems of a text's content words (4+ letters, not stop words or month names)."""
-    words = re.findall(r"[^\W\d_]{4,}", fold(text))
+    """The stems of a folded text's content words (4+ letters, not stop words or month names); the text went
+    through spelling.fold already (a source's, once: not again for each window of it)."""
+    words = re.findall(r"[^\W\d_]{4,}", text)
     return {stem(w) for w in words if w.casefold() not in _STOP and w.casefold()[:3] not in MONTHS
             and w.casefold() not in _WORDS}
 
@@ -209,7 +211,8 @@ def placed_facts(claim: str) -> tuple[tuple[Fact, int], ...]:
 
 
 def context(text: str, pos: int, reach: int = 40) -> set[str]:
-    """The content words (facts.keywords) within `reach` characters of a position: what a figure is about."""
+    """The content words (facts.keywords) within `reach` characters of a position of a folded text: what a figure
+    is about."""
     return keywords(text[max(0, pos - reach):pos + reach])
 
 

@@ -82,7 +82,7 @@ def in_english_scale(claim: str) -> str:
 
 def names(claim: str) -> set[str]:
     """The stems of the claim's names: capitalised words not at the start of a sentence."""
-    return keywords(" ".join(w for w in _NAME.findall(claim) if w[:1].isupper()))
+    return keywords(fold(" ".join(w for w in _NAME.findall(claim) if w[:1].isupper())))
 
 
 def across_languages(claim: str, sources: Sequence[str]) -> tuple[str, set[str]] | None:

@@ -60,7 +60,7 @@ approximately roughly nearly almost additionally furthermore moreover overall no
 unspecified certain particular respectively two three four five six seven eight nine ten twice known considered
 based despite eventually latter further given involving regarding yes yeah okay ok oh
 group speaker speakers participant participants representative""")  # the last: who talks, in a meeting's summary
-# after/before, more/less, without, above/below, up/down are stop words for matching, but direction.py reads them
+# after/before, more/less, without, above/below, up/down are stop words for matching, but reading.py reads directions
 
 _DOCUMENT = (r"(?:the|this|that)\s+(?:given\s+|provided\s+|above\s+|original\s+)?(?:passage|article|text|document|"
              r"source|summary|story|report|piece|excerpt|extract|content|post|page|snippet|conversation|dialogue|"
@@ -200,7 +200,6 @@ woman women female
 man men male
 amount quantity volume
 price prices cost costs
-rapid fast
 carry carried carries transport transported transports
 reach reached reaches hit
 """

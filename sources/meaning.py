@@ -135,14 +135,15 @@ def _capital(w: Word) -> bool:
 def _figures(c: _Case) -> Found:
     if not c.facts:
         return None
-    anchors = keywords(c.claim)
+    claim = fold(c.claim)
+    anchors = keywords(claim)
     here = _passage_facts(c.passage)
     placed = placed_facts(c.claim)
     for fact, needed in Counter(c.facts).items():
         found = c.source.facts.count(fact, anchors)
         if found >= needed and (not c.one or c.plain_share < SAME_PASSAGE or here.holds(fact, set())):
             continue
-        about = set().union(*(context(fold(c.claim), pos) for f, pos in placed if f == fact)) - {""}
+        about = set().union(*(context(claim, pos) for f, pos in placed if f == fact)) - {""}
         other = "" if found else _others(fact, c.passage, about, {f for f, _ in placed})
         if other:  # nowhere in the source, and the passage gives another figure of the same thing
             return CONTRADICTED, f"says {_short(fact.text)}, the source says {_short(other)}"

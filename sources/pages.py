@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sources.spelling import fold
+from sources.reading import passages
 
 _MARKER = re.compile(r"^--- page (\d+) ---$", re.M)
 _WORDS = 12  # enough of the passage's first sentence to find it once
@@ -22,9 +22,19 @@ def page_of(text: str, passage: str) -> int | None:
     words = first.split()[:_WORDS]
     if not words:
         return None
-    folded = fold(text)
+    folded = passages(text).facts.text  # folded once per source (the claim check read it), not once per citation
     found = re.search(r"\s+".join(map(re.escape, words)), folded)
     if found is None:
         return None
-    pages = [int(m.group(1)) for m in _MARKER.finditer(folded, 0, found.start())]
-    return pages[-1] if pages else None
+    return _last_marker(folded, found.start())
+
+
+def _last_marker(text: str, end: int) -> int | None:
+    """The page of the last marker line before `end`, looked for backwards from it: a long PDF's markers are not
+    all read again from its top for each citation."""
+    at = text.rfind("--- page ", 0, end)
+    while at >= 0:
+        if marker := _MARKER.match(text, at, end):
+            return int(marker.group(1))
+        at = text.rfind("--- page ", 0, at)
+    return None

@@ -106,8 +106,8 @@ def polarity(claim: list[Word], window: list[Word], whole: bool = False,
     `whole`: the claim restates its passage's one sentence, so the word negated is enough. `elsewhere`: the
     negations of the rest of the source, which may say the claim's own negation in another sentence."""
     elsewhere = list(elsewhere)
-    for side, mine, theirs, other in (("claim", negations(claim), negations(window), window),
-                                      ("source", negations(window), negations(claim), claim)):
+    claimed, sourced = negations(claim), negations(window)
+    for side, mine, theirs, other in (("claim", claimed, sourced, window), ("source", sourced, claimed, claim)):
         keys = {w.key for w in other if w.key}
         for neg in mine:
             if _said_too(neg, side == "claim", theirs, elsewhere if side == "claim" else []):
