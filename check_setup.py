@@ -41,7 +41,7 @@ from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
 from tools.web.browser_launch import INSTALL_HINT
 from tools.web.errors import FetchError
-from tools.web.papers import SearchPapersTool
+from tools.web.papers.tool import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.search_backends import SearchBackendError

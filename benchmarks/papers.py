@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from tests.fakes.loopback import Response  # noqa: E402
 from tests.fakes.scholarly import DOI, Scholarly, serve, settings_for  # noqa: E402
 from tools.base import ToolOutput  # noqa: E402
-from tools.web.papers import SearchPapersTool  # noqa: E402
+from tools.web.papers.tool import SearchPapersTool  # noqa: E402
 from tools.web.session import web_session  # noqa: E402
 
 

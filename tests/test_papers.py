@@ -17,7 +17,7 @@ from tests.fakes.scholarly import DOI, PDF_PATH, Scholarly, serve, settings_for
 from tools.base import ToolOutput
 from tools.builtin import default_tools
 from tools.cached import cache_network_tools
-from tools.web.papers import SearchPapersTool
+from tools.web.papers.tool import SearchPapersTool
 from tools.web.session import web_session
 
 CHEMCROW = "https://doi.org/" + DOI

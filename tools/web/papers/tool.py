@@ -1,7 +1,7 @@
 """The search_papers tool: scholarly papers from OpenAlex, then Semantic Scholar and Crossref, each a numbered source
 with its DOI; a paper's open-access PDF read page by page; a retracted paper said so wherever it is shown.
 
-The services are asked in that order (tools/web/paper_services.py): the next one when one fails or finds nothing.
+The services are asked in that order (tools/web/papers/: one module each): the next one when one fails or finds nothing.
 Each hit is a source of the task under its DOI link, titled `Title (year)` (`⚠ RETRACTED — Title (year)` for a
 retracted one), whose text is what the hit shows (authors, venue, DOI, citations, the abstract); reading the
 paper (`read`) fetches its open-access PDF like any page scrape reads (robots.txt included) and adds the PDF's
@@ -10,7 +10,6 @@ text, with its `--- page N ---` markers, to the same source, so a claim citing i
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,13 +25,17 @@ from tools.documents.reading import pdf_shown
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.errors import FetchError
 from tools.web.fetch import AddressCheck, Resolver
-from tools.web.paper_services import Client, Crossref, OpenAlex, Paper, SemanticScholar, Service, bare_doi
+from tools.web.papers.client import Client
+from tools.web.papers.crossref import Crossref
+from tools.web.papers.openalex import OpenAlex
+from tools.web.papers.paper import Paper, Service, bare_doi
+from tools.web.papers.semantic_scholar import SemanticScholar
+from tools.web.papers.shown import hit_text, source_title
 from tools.web.search_backends import SearchBackendError
 from tools.web.session import WebSession, session_for
 
 DEFAULT_HITS, MAX_HITS = 5, 20
 MAX_CHARS = 40_000
-ABSTRACT_CHARS = 3_000
 
 
 class SearchPapersTool(Tool):
@@ -199,35 +202,3 @@ def _year(value: Any) -> int | None:
 
 def _aliases(paper: Paper) -> tuple[str, ...]:
     return tuple(dict.fromkeys(u for u in (paper.pdf_url, paper.landing_url, paper.page_url) if u and u != paper.url))
-
-
-def source_title(paper: Paper) -> str:
-    """How the source list names the paper: `Title (2024)`, `⚠ RETRACTED — Title (1998)`."""
-    year = f" ({paper.year})" if paper.year else ""
-    if paper.retracted:  # the mark says it: a publisher's own `RETRACTED:` title prefix is not said twice
-        return "⚠ RETRACTED — " + re.sub(r"(?i)^retracted(?: article)?:\s*", "", paper.title) + year
-    return paper.title + year
-
-
-def hit_text(paper: Paper) -> str:
-    """One hit as the model reads it (and as the source's text): a retraction first, then the facts, the abstract."""
-    lines = [f"⚠ RETRACTED — {paper.retracted}"] if paper.retracted else []
-    if paper.notice_of:
-        lines.append(f"This is the retraction notice of doi:{paper.notice_of}.")
-    authors = ", ".join(paper.authors[:6]) + (f" (+{len(paper.authors) - 6} more)" if len(paper.authors) > 6 else "")
-    lines.append(paper.title + (f" ({paper.year})" if paper.year else ""))
-    if authors:
-        lines.append(f"Authors: {authors}")
-    facts = [f"Venue: {paper.venue}" if paper.venue else "", f"DOI: {paper.doi}" if paper.doi else "",
-             f"Cited by {paper.cited_by:,}" if paper.cited_by is not None else ""]
-    if any(facts):
-        lines.append(" · ".join(f for f in facts if f))
-    if paper.pdf_url:
-        lines.append(f"Open-access PDF: {paper.pdf_url}")
-    elif paper.landing_url and paper.landing_url != paper.url:
-        lines.append(f"Landing page: {paper.landing_url}")
-    if not paper.checked:
-        lines.append("Retraction: not checked")
-    if paper.abstract:
-        lines.append("Abstract: " + truncate_middle(paper.abstract, ABSTRACT_CHARS))
-    return "\n".join(lines)
