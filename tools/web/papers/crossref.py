@@ -15,7 +15,7 @@ from urllib.parse import quote
 from config import Settings
 from tools.web.api_get import api_url
 from tools.web.papers.client import Client
-from tools.web.papers.paper import Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
 
 # Crossref update types that take a work back, as a reader says them.
 RETRACTING = {"retraction": "retraction", "partial_retraction": "partial retraction", "withdrawal": "withdrawal",
@@ -64,7 +64,7 @@ def crossref_paper(item: dict[str, Any]) -> Paper:
     notice = next((str(u.get("DOI") or "") for u in item.get("update-to") or []
                    if isinstance(u, dict) and u.get("type") in RETRACTING), "")
     return Paper(
-        title=as_text((item.get("title") or [""])[0]) or "(untitled)", service="Crossref", authors=names,
+        title=as_text((item.get("title") or [""])[0]) or UNTITLED, service="Crossref", authors=names,
         year=as_int(parts[0]), venue=as_text((item.get("container-title") or [""])[0]),
         doi=bare_doi(str(item.get("DOI") or "")), cited_by=as_int(item.get("is-referenced-by-count")),
         landing_url=str(item.get("URL") or ""), abstract=jats_text(str(item.get("abstract") or "")),

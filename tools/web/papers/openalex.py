@@ -7,13 +7,14 @@ a key. Recorded bodies: tests/fixtures/real_api/scholarly.json."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
 from config import Settings
 from tools.web.api_get import api_url
 from tools.web.papers.client import Client
-from tools.web.papers.paper import Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
 
 OPENALEX_SELECT = ("id,doi,display_name,publication_year,authorships,primary_location,best_oa_location,open_access,"
                    "cited_by_count,is_retracted,abstract_inverted_index")
@@ -56,20 +57,30 @@ def openalex_paper(work: dict[str, Any]) -> Paper:
     pdf = best.get("pdf_url") or (primary.get("pdf_url") if primary.get("is_oa") else None)
     landing = best.get("landing_page_url") or primary.get("landing_page_url") or \
         (work.get("open_access") or {}).get("oa_url")
+    work_id = str(work.get("id") or "")
+    work_id = work_id if re.fullmatch(r"https://openalex\.org/W\d+", work_id) else ""  # its own page, or none
     return Paper(
-        title=as_text(work.get("display_name") or work.get("title")) or "(untitled)", service="OpenAlex",
+        title=as_text(work.get("display_name") or work.get("title")) or UNTITLED, service="OpenAlex",
         authors=[as_text((a.get("author") or {}).get("display_name")) for a in work.get("authorships") or []
                  if isinstance(a, dict)],
         year=as_int(work.get("publication_year")), venue=as_text(venue), doi=bare_doi(str(work.get("doi") or "")),
         cited_by=as_int(work.get("cited_by_count")), pdf_url=str(pdf or ""), landing_url=str(landing or ""),
-        page_url=str(work.get("id") or ""), abstract=inverted_abstract(work.get("abstract_inverted_index")),
+        page_url=work_id, service_id=work_id.rsplit("/", 1)[-1],
+        abstract=inverted_abstract(work.get("abstract_inverted_index")),
         retracted="OpenAlex marks it retracted (is_retracted)" if work.get("is_retracted") is True else "")
 
 
 def inverted_abstract(index: Any) -> str:
-    """OpenAlex's abstract_inverted_index ({word: [positions]}) as the text it indexes."""
+    """OpenAlex's abstract_inverted_index ({word: [positions]}) as the text it indexes; a position no word holds
+    (OpenAlex leaves some out) is shown as a gap, "…", so the words either side are not read as adjacent."""
     if not isinstance(index, dict):
         return ""
-    at = {p: word for word, positions in index.items() if isinstance(positions, list)
-          for p in positions if isinstance(p, int)}
-    return " ".join(at[p] for p in sorted(at))
+    at = {p: as_text(word) for word, positions in index.items() if isinstance(positions, list)
+          for p in positions if isinstance(p, int) and not isinstance(p, bool) and p >= 0}
+    words, last = [], -1
+    for p in sorted(at):
+        if p > last + 1:
+            words.append("…")
+        words.append(at[p])
+        last = p
+    return " ".join(w for w in words if w)

@@ -6,6 +6,7 @@ up in Crossref for one. Recorded bodies: tests/fixtures/real_api/scholarly.json.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -13,9 +14,10 @@ from config import Settings
 from tools.web.api_get import api_url
 from tools.web.fetch import SafeFetcher
 from tools.web.papers.client import Client
-from tools.web.papers.paper import Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
 from tools.web.robots import origin
 
+PAGES = "https://www.semanticscholar.org/paper/"
 S2_FIELDS = "title,authors,year,venue,journal,externalIds,citationCount,openAccessPdf,abstract,url"
 
 
@@ -53,9 +55,17 @@ def s2_paper(p: dict[str, Any]) -> Paper:
     pdf = p.get("openAccessPdf") or {}
     venue = p.get("venue") or (p.get("journal") or {}).get("name")
     return Paper(
-        title=as_text(p.get("title")) or "(untitled)", service="Semantic Scholar",
+        title=as_text(p.get("title")) or UNTITLED, service="Semantic Scholar",
         authors=[as_text(a.get("name")) for a in p.get("authors") or [] if isinstance(a, dict)],
         year=as_int(p.get("year")), venue=as_text(venue),
         doi=bare_doi(str((p.get("externalIds") or {}).get("DOI") or "")),
         cited_by=as_int(p.get("citationCount")), pdf_url=str(pdf.get("url") or "") if isinstance(pdf, dict) else "",
-        page_url=str(p.get("url") or ""), abstract=as_text(p.get("abstract")), checked=False)
+        page_url=s2_page(p), service_id=as_text(p.get("paperId")), abstract=as_text(p.get("abstract")), checked=False)
+
+
+def s2_page(p: dict[str, Any]) -> str:
+    """The paper's page at Semantic Scholar: the record's `url` if it is one, else made from its paperId."""
+    url, paper_id = str(p.get("url") or ""), str(p.get("paperId") or "")
+    if url.startswith(PAGES):
+        return url
+    return PAGES + paper_id if re.fullmatch(r"[0-9a-fA-F]{40}|CorpusId:\d+", paper_id) else ""
