@@ -27,7 +27,8 @@ def hit_text(paper: Paper) -> str:
     lines.append(paper.title + (f" ({paper.year})" if paper.year else ""))
     if authors:
         lines.append(f"Authors: {authors}")
-    facts = [f"Venue: {paper.venue}" if paper.venue else "", f"DOI: {paper.doi}" if paper.doi else "",
+    named = f"DOI: {paper.doi}" if paper.doi else f"{paper.service} id: {paper.service_id}" if paper.service_id else ""
+    facts = [f"Venue: {paper.venue}" if paper.venue else "", named,
              f"Cited by {paper.cited_by:,}" if paper.cited_by is not None else ""]
     if any(facts):
         lines.append(" · ".join(f for f in facts if f))
