@@ -185,3 +185,14 @@ def test_papers_only_keeps_a_research_to_scholarly_tools(tmp_path: Path) -> None
     assert "ChemCrow" in (tmp_path / "report.md").read_text()
     off = run_main(tmp_path, "research", question, "--papers-only", "--no-search", *MODEL, env=clean_env())
     assert off.returncode == 2 and "--papers-only needs search" in off.stderr
+
+
+@pytest.mark.parametrize("flags", [("--papers-only", "--no-papers"), ("--no-papers", "--papers-only")])
+def test_papers_only_with_no_papers_is_a_usage_error_in_either_order(tmp_path: Path, flags: tuple[str, str]) -> None:
+    with LoopbackServer(lambda req: Response(500, "no model request expected")) as server:
+        proc = run_main(tmp_path, "research", "What did ChemCrow synthesize?", *MODEL, *flags,
+                        env=clean_env(server))
+        asked = list(server.requests)
+    assert proc.returncode == 2 and asked == []
+    [line] = proc.stderr.strip().splitlines()
+    assert "--papers-only" in line and "--no-papers" in line
