@@ -15,7 +15,7 @@ from urllib.parse import quote
 from config import Settings
 from tools.web.api_get import api_url
 from tools.web.papers.client import Client
-from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, as_url, bare_doi
 
 # Crossref update types that take a work back, as a reader says them.
 RETRACTING = {"retraction": "retraction", "partial_retraction": "partial retraction", "withdrawal": "withdrawal",
@@ -67,7 +67,7 @@ def crossref_paper(item: dict[str, Any]) -> Paper:
         title=as_text((item.get("title") or [""])[0]) or UNTITLED, service="Crossref", authors=names,
         year=as_int(parts[0]), venue=as_text((item.get("container-title") or [""])[0]),
         doi=bare_doi(str(item.get("DOI") or "")), cited_by=as_int(item.get("is-referenced-by-count")),
-        landing_url=str(item.get("URL") or ""), abstract=jats_text(str(item.get("abstract") or "")),
+        landing_url=as_url(item.get("URL")), abstract=jats_text(str(item.get("abstract") or "")),
         retracted=retraction(item), notice_of=bare_doi(notice))
 
 
@@ -77,10 +77,10 @@ def retraction(item: dict[str, Any]) -> str:
         kind = RETRACTING.get(str(update.get("type"))) if isinstance(update, dict) else None
         if kind:
             updated = update.get("updated") or {}
-            when = str(updated.get("date-time") or "")[:10] or "-".join(
+            when = as_text(str(updated.get("date-time") or "")[:10]) or "-".join(
                 f"{int(x):02d}" for x in ((updated.get("date-parts") or [[]])[0] or []) if isinstance(x, int))
-            who = _WHO.get(str(update.get("source")), str(update.get("source") or "its depositor"))
-            return (f"Crossref: {kind} notice doi:{update.get('DOI')}" + (f" of {when}" if when else "")
+            who = _WHO.get(str(update.get("source")), as_text(update.get("source")) or "its depositor")
+            return (f"Crossref: {kind} notice doi:{as_text(update.get('DOI'))}" + (f" of {when}" if when else "")
                     + f", from {who}")
     return ""
 

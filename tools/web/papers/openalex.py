@@ -14,7 +14,7 @@ from urllib.parse import quote
 from config import Settings
 from tools.web.api_get import api_url
 from tools.web.papers.client import Client
-from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, as_url, bare_doi
 
 OPENALEX_SELECT = ("id,doi,display_name,publication_year,authorships,primary_location,best_oa_location,open_access,"
                    "cited_by_count,is_retracted,abstract_inverted_index")
@@ -64,7 +64,7 @@ def openalex_paper(work: dict[str, Any]) -> Paper:
         authors=[as_text((a.get("author") or {}).get("display_name")) for a in work.get("authorships") or []
                  if isinstance(a, dict)],
         year=as_int(work.get("publication_year")), venue=as_text(venue), doi=bare_doi(str(work.get("doi") or "")),
-        cited_by=as_int(work.get("cited_by_count")), pdf_url=str(pdf or ""), landing_url=str(landing or ""),
+        cited_by=as_int(work.get("cited_by_count")), pdf_url=as_url(pdf), landing_url=as_url(landing),
         page_url=work_id, service_id=work_id.rsplit("/", 1)[-1],
         abstract=inverted_abstract(work.get("abstract_inverted_index")),
         retracted="OpenAlex marks it retracted (is_retracted)" if work.get("is_retracted") is True else "")

@@ -88,6 +88,12 @@ def bare_doi(text: str) -> str:
 
 
 
+def as_url(value: Any) -> str:
+    """An http(s) address a record gives, "" for anything else (a line break or a space in it included)."""
+    url = str(value or "") if isinstance(value, str) else ""
+    return url if re.fullmatch(r"https?://[^\s\u26a0]+", url) else ""
+
+
 def as_int(value: Any) -> int | None:
     """A whole number a record gives, None for anything else."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -14,7 +14,7 @@ from config import Settings
 from tools.web.api_get import api_url
 from tools.web.fetch import SafeFetcher
 from tools.web.papers.client import Client
-from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, bare_doi
+from tools.web.papers.paper import UNTITLED, Paper, as_int, as_text, as_url, bare_doi
 from tools.web.robots import origin
 
 PAGES = "https://www.semanticscholar.org/paper/"
@@ -59,13 +59,13 @@ def s2_paper(p: dict[str, Any]) -> Paper:
         authors=[as_text(a.get("name")) for a in p.get("authors") or [] if isinstance(a, dict)],
         year=as_int(p.get("year")), venue=as_text(venue),
         doi=bare_doi(str((p.get("externalIds") or {}).get("DOI") or "")),
-        cited_by=as_int(p.get("citationCount")), pdf_url=str(pdf.get("url") or "") if isinstance(pdf, dict) else "",
+        cited_by=as_int(p.get("citationCount")), pdf_url=as_url(pdf.get("url")) if isinstance(pdf, dict) else "",
         page_url=s2_page(p), service_id=as_text(p.get("paperId")), abstract=as_text(p.get("abstract")), checked=False)
 
 
 def s2_page(p: dict[str, Any]) -> str:
     """The paper's page at Semantic Scholar: the record's `url` if it is one, else made from its paperId."""
-    url, paper_id = str(p.get("url") or ""), str(p.get("paperId") or "")
+    url, paper_id = as_url(p.get("url")), str(p.get("paperId") or "")
     if url.startswith(PAGES):
         return url
     return PAGES + paper_id if re.fullmatch(r"[0-9a-fA-F]{40}|CorpusId:\d+", paper_id) else ""
