@@ -144,11 +144,11 @@ class SearchPapersTool(Tool):
         missing = sum(not p.checked for p in unchecked)
         return [f"Note: {missing} paper(s) without a DOI could not be checked for retraction."] if missing else []
 
-    def _own(self, paper: Paper, shared: set[str]) -> tuple[str, ...]:
-        """The addresses that are this paper's alone (its PDF, landing page, the service's page), kept to find it
-        again: none that another hit gave, none that names another paper (a DOI link, a service's page)."""
+    def _own(self, paper: Paper, shared: set[str], *more: str) -> tuple[str, ...]:
+        """The addresses that are this paper's alone (its PDF, landing page, the service's page, `more`), kept to
+        find it again: none that another hit gave, none that names another paper (a DOI link, a service's page)."""
         mine = []
-        for address in _aliases(paper):
+        for address in dict.fromkeys((*_aliases(paper), *(m for m in more if m and m != paper.url))):
             owner = self.owner.setdefault(address.lower(), paper.key)
             if owner == paper.key and address.lower() not in shared and not _names_a_paper(address, paper):
                 mine.append(address)
@@ -182,7 +182,7 @@ class SearchPapersTool(Tool):
                  f"{paper.title} — full text from its open-access PDF", f"PDF: {result.url}", *said]
         body = truncate_middle(text, MAX_CHARS, "ask for fewer pages")
         return ToolOutput("\n".join(lines) + "\n\n" + body, read=[Read(
-            paper.url, source_title(paper), body, aliases=(*self._own(paper, set()), result.url),
+            paper.url, source_title(paper), body, aliases=self._own(paper, set(), result.url),
             retracted=paper.retracted)])
 
     def _failed(self, paper: Paper, why: str) -> str | ToolOutput:
