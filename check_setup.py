@@ -8,6 +8,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,8 @@ from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
 from tools.web.browser_launch import INSTALL_HINT
 from tools.web.errors import FetchError
-from tools.web.papers import SearchPapersTool
+from tools.web.papers.client import asked
+from tools.web.papers.tool import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.search_backends import SearchBackendError
@@ -120,13 +122,21 @@ def check_search(settings: Any, offline: bool) -> Check:
         except SearchBackendError as exc:  # its message may name the backend already ("DuckDuckGo search failed")
             failed.append(str(exc) if str(exc).startswith(backend.label) else f"{backend.label} search failed: {exc}")
     if not answered:
-        return Check("search", FAIL, f"{order}; {' '.join(failed)[:400]}",
+        return Check("search", FAIL, f"{order}; {_clauses(failed)}",
                      "fix the network (DNS, proxy, firewall), the keys or SEARCH_BACKENDS; without search every "
                      "task answers from the model's memory. To run without search on purpose: AGENT_SEARCH=0")
     if failed:
-        return Check("search", WARN, f"{order}; {' '.join(failed)[:300]} ({answered[0]} answered)",
+        return Check("search", WARN, f"{order}; {_clauses(failed)} ({answered[0]} answered)",
                      "a run fails over to the next backend; fix the key, URL or quota of the one that failed")
     return Check("search", OK, f"{order}; {answered[0]} answered")
+
+
+def _clauses(failures: list[str], each: int = 240) -> str:
+    """Each failure its own clause, whole or cut at a word with `…` past `each` characters: never mid-word."""
+    def cut(text: str) -> str:
+        text = " ".join(text.split()).rstrip(" .;")
+        return text if len(text) <= each else text[:each].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
+    return "; ".join(cut(f) for f in failures)
 
 
 def check_papers(settings: Any, offline: bool) -> Check:
@@ -148,7 +158,7 @@ def check_papers(settings: Any, offline: bool) -> Check:
     answered, failed = [], []
     for service in services:
         try:
-            service.search("open access", 1, (None, None), False)
+            asked(service, partial(service.search, "open access", 1, (None, None), False))
             answered.append(service.label)
         except SearchBackendError as exc:
             failed.append(str(exc))
@@ -157,7 +167,8 @@ def check_papers(settings: Any, offline: bool) -> Check:
                "fix the network or the services' keys; without them tasks search the web only (AGENT_PAPERS=off "
                "turns search_papers off)")
         said = f" ({', '.join(answered)} answered)" if answered else ""
-        return Check("papers", WARN, f"{order}; {' '.join(failed)[:300]}{said}", fix)
+        every = "" if answered else "every service failed: "
+        return Check("papers", WARN, f"{order}; {every}{_clauses(failed)}{said}", fix)
     return Check("papers", OK, f"{order}; {', '.join(answered)} answered")
 
 

@@ -105,7 +105,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("tavily_base_url", ("TAVILY_BASE_URL",), str),
     ("wikipedia_api_url", ("WIKIPEDIA_API_URL",), str),
     ("arxiv_api_url", ("ARXIV_API_URL",), str),
-    ("papers", ("AGENT_PAPERS",), str),  # search_papers and its services (tools/web/paper_services.py)
+    ("papers", ("AGENT_PAPERS",), str),  # search_papers and its services (tools/web/papers/)
     ("openalex_mailto", ("OPENALEX_MAILTO",), str),
     ("openalex_api_key", ("OPENALEX_API_KEY",), str),
     ("openalex_base_url", ("OPENALEX_BASE_URL",), str),
@@ -215,7 +215,7 @@ class Settings:
     tavily_base_url: str = "https://api.tavily.com"
     wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"  # a MediaWiki action API (another language, a mirror)
     arxiv_api_url: str = "https://export.arxiv.org/api/query"  # the arXiv API's Atom query endpoint
-    papers: str = "on"  # search_papers (tools/web/papers.py): on, off (--no-papers), only (research --papers-only)
+    papers: str = "on"  # search_papers (tools/web/papers/tool.py): on, off (--no-papers), only (research --papers-only)
     openalex_mailto: str | None = None  # OpenAlex's polite pool: an address it may write to
     openalex_api_key: str | None = None  # OpenAlex's (free) key: its daily allowance without one is small
     openalex_base_url: str = "https://api.openalex.org"

@@ -3,7 +3,8 @@
 Run from the project root: `python benchmarks/papers.py [--calls 40] [--latency 0.2]`. A loopback stand-in
 (tests/fakes/scholarly.py) answers OpenAlex's, Semantic Scholar's and Crossref's recorded bodies after a fixed
 latency; the tool is timed as a task calls it: a search OpenAlex answers (one request), a search where OpenAlex
-answers 503 and Semantic Scholar answers, with Crossref's retraction look-up (three requests), and reading a
+answers 503 (`Retry-After: 0`, so that every call asks it) and Semantic Scholar answers, with Crossref's retraction
+look-up (three requests), a search while OpenAlex is on hold after a 429 (not asked: two requests), and reading a
 hit's open-access PDF (robots.txt, then the PDF: one request with latency). For each it prints the median and
 90th percentile of the wall time minus the latency the stand-in added, and the median CPU time of this process.
 The per-host gap between two requests (SCRAPE_HOST_GAP, 1 s by default) is set to 0 here: it is politeness,
@@ -26,7 +27,7 @@ if str(ROOT) not in sys.path:
 from tests.fakes.loopback import Response  # noqa: E402
 from tests.fakes.scholarly import DOI, Scholarly, serve, settings_for  # noqa: E402
 from tools.base import ToolOutput  # noqa: E402
-from tools.web.papers import SearchPapersTool  # noqa: E402
+from tools.web.papers.tool import SearchPapersTool  # noqa: E402
 from tools.web.session import web_session  # noqa: E402
 
 
@@ -64,10 +65,15 @@ def main() -> None:
             rows.append(_row("read a hit's open-access PDF (3 pages)", *_timed(
                 lambda: tool.run(read=DOI), args.calls, 1, args.latency)))
             world.answers["openalex"] = Response(503, "<html><body>Service Unavailable</body></html>",
-                                                 content_type="text/html", delay=args.latency)
+                                                 content_type="text/html", delay=args.latency,
+                                                 headers={"Retry-After": "0"})
             world.answers["crossref"] = "crossref_work_corrected"
             rows.append(_row("search, OpenAlex 503 → Semantic Scholar + Crossref's retraction check", *_timed(
                 lambda: tool.run(query="turing"), args.calls, 3, args.latency)))
+            world.answers["openalex"] = Response(429, {"error": "Rate limit exceeded"}, headers={"Retry-After": "600"})
+            tool.run(query="turing")  # OpenAlex is held for the rest of the run
+            rows.append(_row("search, OpenAlex on hold → Semantic Scholar + Crossref's retraction check", *_timed(
+                lambda: tool.run(query="turing"), args.calls, 2, args.latency)))
     print(f"search_papers: {args.calls} calls each, service latency {args.latency * 1000:.0f} ms per request")
     print("| call | median ms added | p90 ms added | median CPU ms |")
     print("|---|---:|---:|---:|")

@@ -63,7 +63,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--formats", default="md,html", metavar="LIST",
                    help="the report's formats, of md,html,pdf,docx (default md,html; md is always written)")
     g.add_argument("--language", metavar="NAME", help="write the plan and the report in this language")
-    g.add_argument("--papers-only", action="store_const", const="only", dest="papers",
+    g.add_argument("--papers-only", action="store_true",
                    help="research in scholarly papers only (search_papers, arxiv): no web search, scrape or browser "
                         "(AGENT_PAPERS=only)")
     g.add_argument("--resume", action="store_true",
@@ -83,6 +83,10 @@ def main(argv: list[str], parser: argparse.ArgumentParser, to_settings: Callable
     add_flags(parser)
     args = parser.parse_args(argv)
     args.argv = ["research", *argv]
+    if args.papers_only:  # its own flag, so that --no-papers in either order is a contradiction, not the last word
+        if args.papers == "off":
+            raise ConfigError("--papers-only and --no-papers contradict each other: give one of them", "papers")
+        args.papers = "only"
     if args.breadth < 1:
         raise ConfigError("--breadth must be 1 or more", "breadth")
     check_depth(args.depth)

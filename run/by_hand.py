@@ -16,6 +16,7 @@ from core.errors import TaskFileError
 from core.text import money, report_safe, terminal_safe
 from report.markdown import DONE_STATUSES, TaskRecord
 from report.sources import (
+    RETRACTED,
     WITHOUT_SOURCES,
     WITHOUT_SOURCES_NOTE,
     claim_text,
@@ -77,11 +78,13 @@ def answer_text(r: TaskRecord, earlier_sources: bool = False) -> str:
         lines += ["", "Sources:"] + [source_line(s) for s in read]
     elif not earlier_sources and without_sources(r.sourced, r.status in DONE_STATUSES):
         lines += ["", f"⚠ {WITHOUT_SOURCES}: {WITHOUT_SOURCES_NOTE}"]
-    if r.citations:  # the check of its claims: the counts, then each failing one with why
-        lines += ["", f"Citations: {claims_line(r.citations)}"]
+    if r.citations:  # the check of its claims: the counts, then each failing one with why, and each citing a
+        lines += ["", f"Citations: {claims_line(r.citations)}"]  # retracted paper, whatever its verdict
         lines += [terminal_safe(f"{verdict_mark(str(c['verdict']))} {verdict_label(str(c['verdict']))} "
-                                f"[{c.get('n') or c.get('url')}] {claim_text(c)} — {reason(c)}".rstrip(" —"),
-                                one_line=True) for c in r.citations if c.get("verdict") in FAILING]
+                                f"[{c.get('n') or c.get('url')}] {claim_text(c)} — {reason(c)}".rstrip(" —")
+                                + (f" — {RETRACTED}: {c['retracted']}" if c.get("retracted") else ""),
+                                one_line=True)
+                  for c in r.citations if c.get("verdict") in FAILING or c.get("retracted")]
     return "\n".join(lines)
 
 

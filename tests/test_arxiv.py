@@ -12,7 +12,7 @@ from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tools.base import ToolOutput
 from tools.cached import cache_network_tools
-from tools.web.arxiv import ArxivTool, Pacer
+from tools.web.papers.arxiv import ArxivTool, Pacer
 
 PDF = (Path(__file__).parent / "data" / "three-pages.pdf").read_bytes()
 

@@ -144,3 +144,31 @@ def test_papers_turned_off_are_not_probed(monkeypatch: pytest.MonkeyPatch, capsy
     monkeypatch.setenv("AGENT_PAPERS", "off")
     check_setup.main(["--offline"])
     assert "turned off (AGENT_PAPERS=off or AGENT_SEARCH=0)" in _papers_line(capsys.readouterr().out)
+
+
+def test_every_scholarly_service_refused_is_said_so_each_its_own_clause_and_rows_are_whole(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.fakes.scholarly import Scholarly, env_for, serve
+
+    long_error = "DuckDuckGo said " + " ".join(f"word{i}" for i in range(120))  # longer than a row's clause
+
+    class Talkative(FakeDDGS):
+        def text(self, query: str, max_results: int = 10) -> list[dict[str, Any]]:
+            from ddgs.exceptions import DDGSException
+            raise DDGSException(long_error)
+
+    world = Scholarly()
+    monkeypatch.setattr("tools.web.search._default_ddgs_factory", lambda timeout: Talkative(DDG_RESULTS))
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
+    with serve(world):
+        for name, value in env_for(world).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("SCRAPE_ALLOW_PRIVATE_URLS", "0")  # the loopback stand-ins are refused, each of them
+        check_setup.main([])
+    out = capsys.readouterr().out
+    papers = _papers_line(out)
+    assert "; every service failed: OpenAlex: " in papers and "; Semantic Scholar: " in papers
+    assert "; Crossref: " in papers and world.requests == []
+    search = _search_line(out)
+    shown = search.split("DuckDuckGo said ")[1]
+    assert shown.endswith(" …") and all(re.fullmatch(r"word\d+", w) for w in shown[:-2].split())  # cut at a word

@@ -5,6 +5,7 @@ its open-access PDF read and a claim cited to its page; a retracted paper marked
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,18 +104,42 @@ def test_openalex_down_crossref_answers_and_a_claim_citing_a_retracted_paper_is_
     assert ">⚠ RETRACTED — Ileal-lymphoid-nodular hyperplasia" in html
 
 
-def test_a_429_holds_the_service_for_the_runs_next_task(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_429_holds_the_service_for_the_runs_next_task_which_asks_the_next_service_at_once(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     world = Scholarly()
     answers = [Response(429, {"error": "Rate limit exceeded", "message": "Rate limit exceeded"},
-                        headers={"Retry-After": "1"}), world.entry("openalex_works_search")]
+                        headers={"Retry-After": "30"})]
     world.answers["openalex"] = lambda req: answers.pop(0) if answers else world.entry("openalex_works_search")
     model = scripted('Action: search_papers\nAction Input: {"query": "chemistry agent"}', "Final Answer: ChemCrow.")
     assert run(monkeypatch, tmp_path, world, model, tasks="What is ChemCrow?\n\nWho made ChemCrow?\n") == 0
     first, second = (json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines())
     assert first["tool_failures"][0]["error"].startswith("OpenAlex rate limit or daily allowance spent (HTTP 429)")
-    assert second["tool_failures"] == []
-    times = [t for t, service, _ in world.requests if service == "openalex"]
-    assert len(times) == 2 and times[1] - times[0] >= 0.9  # the next task waited out the Retry-After
+    assert [f["error"] for f in second["tool_failures"]] == [
+        "OpenAlex not asked: on hold 30 s more (it answered HTTP 429, Retry-After 30 s)"]
+    # The held service was asked once: a call waiting out the hold would have asked it again when it ended.
+    assert [s for _, s, _ in world.requests if s in ("openalex", "s2")] == ["openalex", "s2", "s2"]
+    assert second["sources"][0]["title"].startswith("Augmenting large language models with chemistry tools")
+
+
+def test_the_end_of_a_hold_is_honoured_by_the_next_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    world = Scholarly()
+    answers = [Response(429, {"error": "Rate limit exceeded"}, headers={"Retry-After": "1"})]
+    world.answers["openalex"] = lambda req: answers.pop(0) if answers else world.entry("openalex_works_search")
+    search = 'Action: search_papers\nAction Input: {"query": "chemistry agent"}'
+    replies = scripted(search, search, search, "Final Answer: ChemCrow.")
+
+    def model(req: Request) -> Response:
+        if sum(m["role"] == "assistant" for m in req.json()["messages"]) == 2:
+            time.sleep(1.2)  # after the second call, past the hold's end (it began before this reply was asked)
+        return replies(req)
+    assert run(monkeypatch, tmp_path, world, model) == 0
+    asked = [(t, s) for t, s, _ in world.requests if s in ("openalex", "s2")]
+    held_from = asked[0][0]
+    # Never asked again while held (whenever the second call came), and asked again by the call after the hold.
+    assert all(t >= held_from + 1.0 for t, s in asked[1:] if s == "openalex")
+    assert asked[-1][1] == "openalex" and sum(s == "openalex" for _, s in asked) in (2, 3)
+    record = json.loads((tmp_path / "results.jsonl").read_text())
+    assert record["tool_failures"][0]["error"].startswith("OpenAlex rate limit or daily allowance spent (HTTP 429)")
 
 
 def test_a_research_report_marks_a_claim_citing_a_retracted_paper(tmp_path: Path) -> None:
@@ -160,3 +185,14 @@ def test_papers_only_keeps_a_research_to_scholarly_tools(tmp_path: Path) -> None
     assert "ChemCrow" in (tmp_path / "report.md").read_text()
     off = run_main(tmp_path, "research", question, "--papers-only", "--no-search", *MODEL, env=clean_env())
     assert off.returncode == 2 and "--papers-only needs search" in off.stderr
+
+
+@pytest.mark.parametrize("flags", [("--papers-only", "--no-papers"), ("--no-papers", "--papers-only")])
+def test_papers_only_with_no_papers_is_a_usage_error_in_either_order(tmp_path: Path, flags: tuple[str, str]) -> None:
+    with LoopbackServer(lambda req: Response(500, "no model request expected")) as server:
+        proc = run_main(tmp_path, "research", "What did ChemCrow synthesize?", *MODEL, *flags,
+                        env=clean_env(server))
+        asked = list(server.requests)
+    assert proc.returncode == 2 and asked == []
+    [line] = proc.stderr.strip().splitlines()
+    assert "--papers-only" in line and "--no-papers" in line

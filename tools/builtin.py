@@ -24,9 +24,9 @@ from tools.media.watch import WatchTool
 from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.shell import ShellTool
-from tools.web.arxiv import ArxivTool
 from tools.web.browser_tool import BrowserTool
-from tools.web.papers import SearchPapersTool
+from tools.web.papers.arxiv import ArxivTool
+from tools.web.papers.tool import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool
 from tools.web.wikipedia import WikipediaTool

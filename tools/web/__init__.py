@@ -1,9 +1,9 @@
 """The tools that reach the web: search engines, the safe fetcher, scrape, and the run's headless browser.
 
 Owns search and its engines (search.py, search_backends.py: Serper, Brave, Tavily, SearXNG, DuckDuckGo,
-in the user's order), the wikipedia and arxiv tools and their API requests (wikipedia.py, arxiv.py,
-api_get.py), search_papers and its scholarly services (papers.py; paper_services.py: OpenAlex, Semantic
-Scholar, Crossref, retractions), the HTTP(S) fetcher with its address policy, domain rules, redirect
+in the user's order), the wikipedia tool and API requests (wikipedia.py, api_get.py), the scholarly tools
+in papers/ (search_papers and its services OpenAlex, Semantic Scholar, Crossref; arxiv),
+the HTTP(S) fetcher with its address policy, domain rules, redirect
 checks and one deadline per fetch (fetch.py, policy.py, addresses.py, domains.py, fetch_deadline.py),
 robots.txt and per-host politeness (robots.py, politeness.py), blocked-page and script-built-page
 detection (blocked.py, script_built.py), the headless browser, its guard proxy and its memory bound

@@ -110,7 +110,7 @@ class SafeFetcher:
                  sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES,
                  deadline: float | None = None, *, policy: UrlPolicy | None = None,
                  limiter: HostLimiter | None = None, robots: Callable[[str], str | None] | None = None,
-                 user_agent: str | None = None, gap: bool = True) -> None:
+                 user_agent: str | None = None, gap: bool = True, holds: bool = True) -> None:
         self.timeout = timeout
         self.deadline = deadline if deadline is not None else timeout * DEADLINE_FACTOR
         self.max_bytes = max_bytes
@@ -118,6 +118,7 @@ class SafeFetcher:
         self.sleep = sleep
         self.retries = retries
         self.limiter, self.robots, self.gap = limiter, robots, gap
+        self.holds = holds  # False: a Retry-After is the caller's to keep (an API client holding its service)
         self.headers = {**_HEADERS, "User-Agent": user_agent or default_user_agent()}
         self.origin_headers: dict[str, dict[str, str]] = {}  # origin -> headers sent there only (an API's key)
 
@@ -226,7 +227,7 @@ class SafeFetcher:
         if result.status not in (429, 503):
             return None
         wait = retry_after_seconds(result.headers.get("retry-after"))
-        if wait is not None and self.limiter is not None:
+        if wait is not None and self.limiter is not None and self.holds:
             self.limiter.defer(urlsplit(url).hostname or "", wait)
         return wait
 

@@ -31,6 +31,7 @@ class _Host:
     in_flight: int = 0
     last_start: float = -1e18
     not_before: float = 0.0
+    why: str = ""  # what asked for the hold (an API client's own words)
 
 
 class HostLimiter:
@@ -64,11 +65,22 @@ class HostLimiter:
         with self._cond:
             return self._wait(self._hosts.setdefault(host.lower(), _Host()), gap)
 
-    def defer(self, host: str, seconds: float) -> None:
-        """The server asked (Retry-After) that nothing reach host for `seconds`."""
+    def defer(self, host: str, seconds: float, why: str = "") -> None:
+        """The server asked (Retry-After) that nothing reach host for `seconds`. An API client may hold a key of
+        its own (a service's name, which no host spells) and ask held() before each request, so that its callers
+        go elsewhere at once instead of waiting."""
         with self._cond:
             state = self._hosts.setdefault(host.lower(), _Host())
-            state.not_before = max(state.not_before, self.clock() + min(max(seconds, 0.0), MAX_DEFERRAL))
+            until = self.clock() + min(max(seconds, 0.0), MAX_DEFERRAL)
+            if until > state.not_before:
+                state.not_before, state.why = until, why
+
+    def held(self, host: str) -> tuple[float, str]:
+        """Seconds left of the hold defer() put on host (0 when none) and what asked for it."""
+        with self._cond:
+            state = self._hosts.get(host.lower())
+            left = state.not_before - self.clock() if state else 0.0
+            return (left, state.why) if state and left > 0 else (0.0, "")
 
     def acquire(self, host: str, timeout: float | None = None, *, gap: bool = True) -> None:
         """Wait for a slot at host (and, with gap, for the gap since the last start); HostBusyError at timeout."""

@@ -48,15 +48,16 @@ class WebSession:
                                executable=settings.chromium, shared=shared)
 
     def fetcher(self, sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES, *,
-                robots: bool = True) -> SafeFetcher:
+                robots: bool = True, holds: bool = True) -> SafeFetcher:
         """A fetcher under this run's rules: policy, domains, per-host turns, robots.txt, User-Agent.
 
         robots=False is for a site's documented API (MediaWiki's api.php, the arXiv API): robots.txt is
-        written for crawlers, and Wikipedia's and arXiv's disallow their API paths while inviting API clients."""
+        written for crawlers, and Wikipedia's and arXiv's disallow their API paths while inviting API clients.
+        holds=False leaves a Retry-After to the caller, who holds its service rather than the host."""
         s = self.settings
         check = self.robots.check if self.robots and robots else None
         return SafeFetcher(s.scrape_timeout, s.scrape_max_bytes, sleep=sleep, retries=retries, policy=self.policy,
-                           limiter=self.limiter, robots=check, user_agent=self.user_agent)
+                           limiter=self.limiter, robots=check, user_agent=self.user_agent, holds=holds)
 
     def check_document(self, url: str) -> None:
         """A page the browser is about to open: policy and domain rules, then robots.txt."""

@@ -61,7 +61,7 @@ function renderAnswer(turn, a){
   box=el("section","answer"+(a.answered?"":" failed")); box.appendChild(el("h3",null,a.answered?"Answer":"No answer ("+a.status+")"));
   box.appendChild(el("div","text",a.answer||a.error||""));
   var verdicts={};
-  (a.citations||[]).forEach(function(c){ (verdicts[c.n]=verdicts[c.n]||[]).push(c.verdict); });
+  (a.citations||[]).forEach(function(c){ var v=(verdicts[c.n]=verdicts[c.n]||[]); v.push(c.verdict); if(c.retracted&&v.indexOf("retracted")<0) v.push("retracted"); });
   if((a.sources||[]).length){
     box.appendChild(el("h4",null,"Sources"));
     var ol=el("ol","sources");
@@ -77,7 +77,7 @@ function renderAnswer(turn, a){
     box.appendChild(ol);
   }
   var unlisted=(a.citations||[]).filter(function(c){return !(a.sources||[]).some(function(s){return s.n===c.n;});});
-  unlisted.forEach(function(c){ box.appendChild(el("p","meta","["+(c.n===null?"?":c.n)+"] "+c.verdict+": "+(c.claim||c.url||""))); });
+  unlisted.forEach(function(c){ box.appendChild(el("p","meta","["+(c.n===null?"?":c.n)+"] "+c.verdict+(c.retracted?" (cites a retracted paper)":"")+": "+(c.claim||c.url||""))); });
   box.appendChild(el("p","meta",(a.tokens||0)+" tokens · "+money(a.cost)+" · "+(a.steps||0)+" steps"));
   turn.appendChild(box);
 }

@@ -61,6 +61,7 @@ function renderReport(box, r, html, downloads){
     var ul=el("ul","citations");
     cited.forEach(function(c){
       var li=el("li"); li.appendChild(el("span","verdict "+c.verdict,c.verdict.replace("_"," ")));
+      if(c.retracted) li.appendChild(el("span","verdict retracted","⚠ cites a retracted paper"));
       li.appendChild(document.createTextNode(" "+(c.n===null?"":"["+c.n+"] ")+c.claim)); ul.appendChild(li);
     });
     out.appendChild(ul);
