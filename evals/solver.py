@@ -10,7 +10,7 @@ BatchRunner.run_task: the agent, its tools, trace, workspace and stop flag, in a
 However the sample ends early (a limit that Inspect's model API raised, a time limit or a cancellation that
 ends the solver's await), the binding is halted: no new model call is dispatched, the one in flight is
 cancelled, the agent stops at its next step boundary and the solver waits for its thread (at most STOP_WAIT
-seconds: a tool call still running is cut by the agent's own deadline, set from the sample's time limit).
+seconds: a tool call still running is cut by the agent's own deadline, TIME_OVER after the sample's time limit).
 Inspect's LimitExceededError is re-raised as it is, so the sample is marked limited as Inspect marks its own
 agents; a model error after Inspect's retries is re-raised as Inspect raised it.
 """
@@ -54,7 +54,7 @@ from tools.web.session import web_session
 T = TypeVar("T")
 MAX_THREADS = 4096  # a cap, not a size: threads start only as samples run at once (and are reused)
 STOP_WAIT = 30.0  # seconds a stopped sample's thread may take to end before the solver stops waiting
-TIME_MARGIN = 5.0  # seconds of the sample's time limit the agent leaves for its own ending
+TIME_OVER = 1.0  # seconds after the sample's time limit that the agent's own deadline cuts a tool call still running
 _POOL: ThreadPoolExecutor | None = None
 
 
@@ -103,7 +103,9 @@ def sample_settings(base: Settings, model: str) -> Settings:
     except (LookupError, RuntimeError):
         left = None
     if left is not None:
-        settings = dataclasses.replace(settings, task_timeout=max(min(settings.task_timeout, left - TIME_MARGIN), 1.0))
+        # Inspect's limit fires first (the sample is marked limited and the agent told to stop); the agent's own
+        # deadline, just after it, cuts the tool call it may be waiting for, so its thread ends at once.
+        settings = dataclasses.replace(settings, task_timeout=min(settings.task_timeout, left + TIME_OVER))
     return settings
 
 
@@ -165,8 +167,9 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
 
     try:
         record = await in_worker(binding, work)
-    except BaseException as exc:
-        run.finish(tasks=1, answered=0, cost=None, status="stopped" if binding.limit is not None else "failed")
+    except BaseException as exc:  # a limit or a cancellation (not an Exception) stopped it; anything else failed
+        stopped = binding.limit is not None or not isinstance(exc, Exception)
+        run.finish(tasks=1, answered=0, cost=None, status="stopped" if stopped else "failed")
         if isinstance(exc, InspectModelError):
             raise exc.original from None
         raise
