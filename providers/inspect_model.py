@@ -111,6 +111,7 @@ class InspectBackend:
 
     def __init__(self, spec: str, model: str, binding: SampleBinding) -> None:
         self.spec, self.model, self.binding = spec, model, binding
+        self._resolved: Any = None  # Inspect's Model, found at the first call (in the sample's context)
 
     def complete(self, request: ChatRequest) -> Completion:
         """One call through Inspect's model API, waited for in this (worker) thread."""
@@ -135,7 +136,10 @@ class InspectBackend:
     async def _generate(self, request: ChatRequest) -> Completion:
         from inspect_ai.model import GenerateConfig, get_model
 
-        model = get_model() if self.model in ("", str(get_model())) else get_model(self.model)
+        if self._resolved is None:
+            active = get_model()
+            self._resolved = active if self.model in ("", str(active)) else get_model(self.model)
+        model = self._resolved
         config = GenerateConfig(
             max_tokens=None if "max_tokens" in request.omit else request.max_tokens,
             temperature=None if "temperature" in request.omit else request.temperature,
