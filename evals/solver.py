@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent import ReActAgent
-from cache.model import build_models
 from config import Settings, load_settings
 from core.errors import ConfigError
 from evals.sample import (
@@ -45,6 +44,7 @@ from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, render_markdown
 from research.pipeline import Progress, Research
 from run.batch import BatchRunner, build_agent
+from run.execute import checked_models
 from run.store import RunStore
 from tasks.taskfile import Task, task_key
 from tools.base import ToolRegistry
@@ -97,7 +97,7 @@ def sample_settings(base: Settings, model: str) -> Settings:
     """The sample's settings: the eval's model through Inspect, the agent's deadline within the sample's time."""
     from inspect_ai.util import sample_limits
 
-    settings = dataclasses.replace(base, model=f"{PROVIDER}:{model}", fallback_models=(), concurrency=1)
+    settings = dataclasses.replace(base, model=f"{PROVIDER}:{model}", fallback_models=())
     try:
         left = sample_limits().time.remaining
     except (LookupError, RuntimeError):
@@ -158,7 +158,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
             binding.on_loop(record_tool_call(state, event.data))
 
     def work() -> Any:
-        llm, summary_llm = build_models(settings)
+        llm, summary_llm = checked_models(settings, None)  # tools, paths and the OS sandbox checked as on the CLI
         runner = BatchRunner(settings, llm, settings.model or "", on_record=lambda _record: None, on_event=on_event,
                              summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
                              stop=binding.stop)
