@@ -170,3 +170,14 @@ def test_research_agent_answers_with_a_cited_sentence_and_keeps_the_report(
     usage = sample.model_usage["mockllm/model"]
     assert (agent["prompt_tokens"], agent["completion_tokens"]) == (usage.input_tokens, usage.output_tokens)
     assert agent["steps"] == 2 and agent["status"] == "answered"
+
+
+def test_a_token_limit_stops_a_research_sample_as_limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = run_eval(tmp_path, monkeypatch, [Sample(input="What code word do the notes give?", target="PELICAN",
+                                                  id="r", files={"notes.txt": "The code word is PELICAN.\n"})],
+                   inspect_agent.research_agent(), research, token_limit=3000)
+    sample = log.samples[0]
+    assert sample.limit is not None and sample.limit.type == "token" and sample.error is None
+    assert "report" not in sample.metadata  # no report was delivered: the writer was never called
+    events = [e.event for e in sample.events]
+    assert "model" not in events[max(i for i, e in enumerate(events) if e == "sample_limit"):]
