@@ -86,12 +86,30 @@ async def record_turn(state: Any, completion: str, model: str) -> None:
 
 
 async def record_tool_call(state: Any, data: dict[str, Any]) -> None:
-    """One tool call of the agent as an Inspect tool event (name, input, observation, error) and as the sample's
-    tool message answering its assistant turn."""
+    """One tool call of the agent as an Inspect tool event and as the sample's tool message answering its
+    assistant turn (or, after no such turn, an observation from the user)."""
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
+    from inspect_ai.tool import ToolCall
+
+    call_id, name, arguments, observation, error = _tool_event(data)
+    last = state.messages[-1] if state.messages else None
+    if isinstance(last, ChatMessageAssistant) and not last.tool_calls:
+        last.tool_calls = [ToolCall(id=call_id, function=name, arguments=arguments)]
+        state.messages.append(ChatMessageTool(content=observation, tool_call_id=call_id, function=name, error=error))
+    else:
+        state.messages.append(ChatMessageUser(content=f"Observation: {observation}"))
+
+
+async def record_tool_event(data: dict[str, Any]) -> None:
+    """One tool call of the agent as an Inspect tool event only (a research's sub-questions run side by side)."""
+    _tool_event(data)
+
+
+def _tool_event(data: dict[str, Any]) -> tuple[str, str, dict[str, Any], str, Any]:
+    """The tool event (name, input, observation, error) in the sample's transcript; its id and parts."""
     from inspect_ai.event import ToolEvent
     from inspect_ai.log import transcript
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
-    from inspect_ai.tool import ToolCall, ToolCallError
+    from inspect_ai.tool import ToolCallError
 
     name = str(data.get("tool") or "(none)")
     arguments = _json_arguments(data.get("arguments"))
@@ -103,12 +121,7 @@ async def record_tool_call(state: Any, data: dict[str, Any]) -> None:
     call_id = f"agent-{uuid.uuid4().hex[:16]}"
     transcript()._event(ToolEvent(id=call_id, function=name, arguments=arguments, result=observation, error=error,
                                   completed=datetime.now(UTC), working_time=float(data.get("duration") or 0.0)))
-    last = state.messages[-1] if state.messages else None
-    if isinstance(last, ChatMessageAssistant) and not last.tool_calls:
-        last.tool_calls = [ToolCall(id=call_id, function=name, arguments=arguments)]
-        state.messages.append(ChatMessageTool(content=observation, tool_call_id=call_id, function=name, error=error))
-    else:
-        state.messages.append(ChatMessageUser(content=f"Observation: {observation}"))
+    return call_id, name, arguments, observation, error
 
 
 def _json_arguments(arguments: Any) -> dict[str, Any]:

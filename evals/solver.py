@@ -18,7 +18,6 @@ agents; a model error after Inspect's retries is re-raised as Inspect raised it.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import tempfile
 import time
@@ -34,12 +33,13 @@ from core.errors import ConfigError
 from evals.sample import (
     agent_metadata,
     record_tool_call,
+    record_tool_event,
     record_turn,
     sample_prompt,
     short_answer,
     stage_sample_files,
 )
-from providers.inspect_model import PROVIDER, InspectModelError, SampleBinding, bound
+from providers.inspect_model import PROVIDER, InspectModelError, SampleBinding, new_binding
 from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, render_markdown
 from research.pipeline import Progress, Research
@@ -131,10 +131,6 @@ async def in_worker(binding: SampleBinding, work: Callable[[], T]) -> T:
         binding.halt()  # the agent's tools and threads have ended with it; nothing is dispatched any more
 
 
-def _new_binding() -> SampleBinding:
-    return SampleBinding(asyncio.get_running_loop(), contextvars.copy_context())
-
-
 async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
     """One sample through the ReAct agent: state.output is its answer, state.metadata["agent"] how it went."""
     from inspect_ai.model import ModelOutput, get_model
@@ -147,9 +143,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
     workspace.mkdir(parents=True, exist_ok=True)
     files = await stage_sample_files(workspace)
     task = Task(0, state.input_text, f"sample-{task_key(str(state.sample_id))[:12]}")
-    binding = _new_binding()
-    with bound(binding):
-        binding.context = contextvars.copy_context()  # the sample's context, with the binding in it
+    binding = new_binding()
 
     def on_event(_task: Task, event: Any) -> None:
         if event.kind == "llm_call":
@@ -206,13 +200,11 @@ async def run_research(state: Any, base: Settings, options: AgentOptions) -> Any
     model = str(get_model())
     settings = sample_settings(base, model)
     store = RunStore.from_settings(settings)
-    binding = _new_binding()
-    with bound(binding):
-        binding.context = contextvars.copy_context()
+    binding = new_binding()
     with tempfile.TemporaryDirectory(prefix="inspect-files-") as staging:  # the research copies them to its tasks
         files = [Path(staging) / name for name in await stage_sample_files(Path(staging))]
         extra: dict[str, Any] = {"breadth": options.breadth} if options.breadth else {}
-        steps = _Steps()
+        steps = _Steps(binding)
         research = Research(settings, state.input_text, store, files=files, depth=options.depth, stop=binding.stop,
                             progress=steps, **extra)
 
@@ -238,10 +230,14 @@ async def run_research(state: Any, base: Settings, options: AgentOptions) -> Any
 
 
 class _Steps(Progress):
-    """A research's progress, counting the steps of its sub-questions' agents."""
+    """A research's progress: its sub-questions' tool calls as Inspect tool events, and their steps counted."""
 
-    def __init__(self) -> None:
-        self.steps = 0
+    def __init__(self, binding: SampleBinding) -> None:
+        self.binding, self.steps = binding, 0
+
+    def on_event(self, task: Task, event: Any) -> None:
+        if event.kind == "tool_call":
+            self.binding.on_loop(record_tool_event(event.data))
 
     def on_record(self, record: TaskRecord) -> None:
         self.steps += record.steps

@@ -20,8 +20,7 @@ import concurrent.futures
 import contextvars
 import threading
 import time
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -88,14 +87,16 @@ class SampleBinding:
 _BINDING: contextvars.ContextVar[SampleBinding] = contextvars.ContextVar("inspect_sample")
 
 
-@contextmanager
-def bound(binding: SampleBinding) -> Iterator[SampleBinding]:
-    """Make `inspect:` models built in this block serve this sample."""
+def new_binding() -> SampleBinding:
+    """The binding of the sample whose coroutine calls this (on the eval's loop): `inspect:` models built in a
+    copy of its context (the agent's worker thread runs in one) serve this sample."""
+    binding = SampleBinding(asyncio.get_running_loop(), contextvars.Context())
     token = _BINDING.set(binding)
     try:
-        yield binding
+        binding.context = contextvars.copy_context()
     finally:
         _BINDING.reset(token)
+    return binding
 
 
 def current_binding() -> SampleBinding | None:

@@ -170,6 +170,8 @@ def test_research_agent_answers_with_a_cited_sentence_and_keeps_the_report(
     usage = sample.model_usage["mockllm/model"]
     assert (agent["prompt_tokens"], agent["completion_tokens"]) == (usage.input_tokens, usage.output_tokens)
     assert agent["steps"] == 2 and agent["status"] == "answered"
+    read = [e for e in sample.events if e.event == "tool"]
+    assert [e.function for e in read] == ["read_file"] and "PELICAN" in str(read[0].result)  # the sub-question's
 
 
 def test_a_token_limit_stops_a_research_sample_as_limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
