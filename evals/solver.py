@@ -39,6 +39,7 @@ from evals.sample import (
     short_answer,
     stage_sample_files,
 )
+from providers.budget import RunBudget
 from providers.inspect_model import PROVIDER, InspectModelError, SampleBinding, new_binding
 from report.markdown import TaskRecord
 from report.research import SOURCES_DIR, render_markdown
@@ -155,6 +156,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
         llm, summary_llm = checked_models(settings, None)  # tools, paths and the OS sandbox checked as on the CLI
         runner = BatchRunner(settings, llm, settings.model or "", on_record=lambda _record: None, on_event=on_event,
                              summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
+                             budget=RunBudget.from_settings(settings, llm),  # AGENT_MAX_COST and the like
                              stop=binding.stop)
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
             return runner.run_task(task, workspace, prompt=sample_prompt(state.input_text, files))

@@ -167,7 +167,7 @@ class InspectBackend:
         prompt = (usage.input_tokens + read + written) if usage else 0
         reply = Completion(text=output.completion or "", finish_reason=_finish(output),
                            prompt_tokens=prompt, completion_tokens=usage.output_tokens if usage else 0,
-                           model=output.model or self.model, cost=getattr(usage, "total_cost", None),
+                           model=output.model or self.model.rsplit("/", 1)[-1], cost=getattr(usage, "total_cost", None),
                            cached_tokens=read, cache_write_tokens=written)
         return reply
 
