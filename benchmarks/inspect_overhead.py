@@ -107,6 +107,24 @@ def timed_calls() -> tuple[list[float], list[float]]:
     return beyond, handover
 
 
+def timed_samples() -> dict[Any, float]:
+    """Wrap evals.solver.run_react: each sample's seconds in the solver (the agent's own run included), by id."""
+    from evals import solver
+
+    seconds: dict[Any, float] = {}
+    original = solver.run_react
+
+    async def timed(state: Any, base: Any, options: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await original(state, base, options)
+        finally:
+            seconds[state.sample_id] = time.perf_counter() - start
+
+    solver.run_react = timed  # type: ignore[assignment]
+    return seconds
+
+
 def ms(values: list[float]) -> str:
     ordered = sorted(values)
     return (f"median {statistics.median(ordered) * 1000:.2f} ms, p95 {ordered[int(len(ordered) * 0.95)] * 1000:.2f} ms"
@@ -185,13 +203,18 @@ def main() -> None:
         os.environ["AGENT_RUNS_DIR"] = runs
         logs = str(Path(runs) / "logs")
         beyond, handover = timed_calls()
+        solved = timed_samples()
         model = scripted_model()
         run(2, 2, model, logs)  # warm-up: Inspect's first eval of the process
         for concurrency in (1, 16):
             beyond.clear()
             handover.clear()
+            solved.clear()
             wall, log = run(args.samples, concurrency, model, logs)
             print(f"{args.samples} samples at --max-samples {concurrency}: {wall:.2f} s wall")
+            outside = [solved[s.id] - s.metadata["agent"]["seconds"] for s in log.samples]
+            print(f"  a sample in the solver beyond the agent's own run (run store, files, model and sandbox checks, "
+                  f"waiting for the thread): median {statistics.median(outside) * 1000:.0f} ms")
             print(f"  a model call beyond Inspect's generate(): {ms(beyond)}")
             print(f"  of which the hand-over to the eval's loop and back: {ms(handover)} (events included)")
         agent = log.samples[0].metadata["agent"]
