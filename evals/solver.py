@@ -41,7 +41,7 @@ from evals.sample import (
 )
 from providers.budget import RunBudget
 from providers.inspect_model import PROVIDER, InspectModelError, SampleBinding, new_binding
-from report.markdown import TaskRecord
+from report.markdown import TaskRecord, record_line
 from report.research import SOURCES_DIR, render_markdown
 from research.pipeline import Progress, Research
 from run.batch import BatchRunner, build_agent
@@ -172,6 +172,8 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
     if record is None:  # stopped without a limit: Inspect cancelled the sample
         run.finish(tasks=1, answered=0, cost=None, status="stopped")
         return state
+    with run.records.open("a", encoding="utf-8") as f:  # `main.py runs`, `report RUN` and the web app show it
+        f.write(record_line(record))
     answered = int(record.answer is not None)
     run.finish(tasks=1, answered=answered, cost=record.cost, status="finished")
     state.output = ModelOutput.from_content(model=model, content=record.answer or "")

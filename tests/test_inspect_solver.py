@@ -21,6 +21,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from inspect_ai.scorer import includes  # noqa: E402
 
 import inspect_agent  # noqa: E402
+from report.markdown import read_records  # noqa: E402
 from tests.fakes.deep_research import MARK_PLAN, MARK_TASK, MARK_WRITE  # noqa: E402
 
 PYTHON = 'Thought: compute it\nAction: python\nAction Input: {"code": "print(6 * 7 + %d)"}'
@@ -93,6 +94,9 @@ def test_python_tool_runs_confined_and_each_call_is_an_inspect_tool_event(sixtee
     assert [t.function for t in tools] == ["python"] and "print(6 * 7 + 3)" in tools[0].arguments["code"]
     assert "45" in str(tools[0].result) and tools[0].error is None
     assert sample.metadata["agent"]["status"] == "answered" and sample.metadata["agent"]["steps"] == 2
+    run = Path(sample.metadata["agent"]["workspace"]).parent  # the sample's run in the run store, as `runs` lists it
+    assert json.loads((run / "run.json").read_text())["kind"] == "inspect"
+    assert [r.answer for r in read_records(run / "results.jsonl")[0].values()] == ["45"]
     assert [m.role for m in sample.messages] == ["user", "assistant", "tool", "assistant"]  # the turns, mirrored
 
 
