@@ -63,12 +63,13 @@ def react(messages: list[Any]) -> str:
 
 def run_eval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samples: list[Sample], solver: Any,
              reply: Any, **limits: Any) -> Any:
+    """`solver()` builds the solver once the environment is set (it reads its settings then)."""
     monkeypatch.setenv("AGENT_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("AGENT_SEARCH", "0")
     monkeypatch.setenv("AGENT_PAPERS", "off")
     monkeypatch.setenv("AGENT_MAX_RETRIES", "0")
     model = get_model("mockllm/model", custom_outputs=scripted(reply))
-    task = Task(dataset=samples, solver=solver, scorer=includes(), sandbox="local")
+    task = Task(dataset=samples, solver=solver(), scorer=includes(), sandbox="local")
     logs = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none", log_format="json",
                         **limits)
     assert logs[0].status == "success", logs[0].error
@@ -83,8 +84,8 @@ def sixteen(tmp_path_factory: pytest.TempPathFactory) -> Any:
         samples = [Sample(input=f"What is 6*7 plus #{n} ?", target=str(42 + n), id=f"py{n}") for n in range(15)]
         samples.append(Sample(input="What is the code word in notes.txt?", target="PELICAN", id="file",
                               files={"notes.txt": "The code word is PELICAN.\n"}))
-        return run_eval(tmp, mp, samples, inspect_agent.react_agent(tools="python,read_file", max_steps=4), react,
-                        max_samples=16)
+        return run_eval(tmp, mp, samples, lambda: inspect_agent.react_agent(tools="python,read_file", max_steps=4),
+                        react, max_samples=16)
 
 
 def test_python_tool_runs_confined_and_each_call_is_an_inspect_tool_event(sixteen: Any) -> None:
@@ -133,7 +134,7 @@ def sleeper(messages: list[Any]) -> str:
 def test_a_limit_marks_the_sample_limited_and_the_agent_makes_no_call_after_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: dict[str, int], reply: Any, least: int) -> None:
     log = run_eval(tmp_path, monkeypatch, [Sample(input="Count for ever.", target="never", id="loop")],
-                   inspect_agent.react_agent(tools="python", max_steps=50), reply, **limit)
+                   lambda: inspect_agent.react_agent(tools="python", max_steps=50), reply, **limit)
     sample = log.samples[0]
     kind = next(iter(limit)).split("_")[0]
     assert sample.limit is not None and sample.limit.type == kind, sample.limit
@@ -164,7 +165,7 @@ def test_research_agent_answers_with_a_cited_sentence_and_keeps_the_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = run_eval(tmp_path, monkeypatch, [Sample(input="What code word do the notes give?", target="PELICAN",
                                                   id="r", files={"notes.txt": "The code word is PELICAN.\n"})],
-                   inspect_agent.research_agent(), research)
+                   lambda: inspect_agent.research_agent(), research)
     sample = log.samples[0]
     assert sample.error is None, sample.error
     assert sample.output.completion == "The code word is PELICAN [1]."
@@ -181,7 +182,7 @@ def test_research_agent_answers_with_a_cited_sentence_and_keeps_the_report(
 def test_a_token_limit_stops_a_research_sample_as_limited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = run_eval(tmp_path, monkeypatch, [Sample(input="What code word do the notes give?", target="PELICAN",
                                                   id="r", files={"notes.txt": "The code word is PELICAN.\n"})],
-                   inspect_agent.research_agent(), research, token_limit=3000)
+                   lambda: inspect_agent.research_agent(), research, token_limit=1500)
     sample = log.samples[0]
     assert sample.limit is not None and sample.limit.type == "token" and sample.error is None
     assert "report" not in sample.metadata  # no report was delivered: the writer was never called
