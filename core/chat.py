@@ -62,9 +62,10 @@ class ChatModel(Protocol):
 
 
 # The providers a "provider:model" string may name: the four APIs with their own adapter or server, Azure OpenAI,
-# OpenRouter and the hosted OpenAI-compatible APIs of providers/hosts.py (a test holds the two lists together).
+# OpenRouter and the hosted OpenAI-compatible APIs of providers/hosts.py (a test holds the two lists together);
+# inspect: the model of the Inspect eval the agent runs in (providers/inspect_model.py, only inside one).
 PROVIDERS = ("openai", "anthropic", "gemini", "ollama", "azure", "openrouter", "groq", "deepseek", "mistral",
-             "together", "fireworks", "xai")
+             "together", "fireworks", "xai", "inspect")
 
 
 def split_spec(spec: str) -> tuple[str, str]:

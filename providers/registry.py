@@ -16,6 +16,8 @@ from providers.common import Backend
 from providers.context_window import is_local, known_server_window
 from providers.gemini import GeminiBackend
 from providers.hosts import HOSTS, azure_backend, endpoint, host_backend, key_variable, missing
+from providers.inspect_model import PROVIDER as INSPECT
+from providers.inspect_model import inspect_backend
 from providers.ollama import OllamaBackend
 from providers.openai_compat import OpenAIBackend
 
@@ -28,6 +30,8 @@ def make_backend(provider: str, model: str, settings: Settings, alias: ModelAlia
     """The adapter for one provider:model (or an alias of the models file, named by its alias); ConfigError when
     its key or SDK is missing."""
     spec = alias.name if alias else f"{provider}:{model}"
+    if provider == INSPECT:  # the model of the Inspect eval this sample runs in
+        return inspect_backend(spec, model)
     if provider == "azure":
         return azure_backend(model, settings, spec, alias)
     if provider in HOSTS:

@@ -9,5 +9,5 @@ against the stored text of the source it cites with one repair round and marks o
 plan as a file and the follow-up rounds (steer.py), --language (language.py), report.pdf and report.docx
 (export.py), serve-mcp's deep_research (mcp.py), its cost estimate (estimate.py) and the command (cli.py).
 The report's data and files are report/research.py's.
-May import every layer below it (run/ and down); only ui/ and main.py import it.
+May import every layer below it (run/ and down); only ui/, evals/ and main.py import it.
 """

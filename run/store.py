@@ -52,7 +52,7 @@ from tools.safe_open import WorkspacePathError, open_file
 
 RUN_FILE, SETTINGS_FILE, RECORDS_FILE = "run.json", "settings.json", "results.jsonl"
 PRIVATE = 0o700  # a run's folders: its traces, records and workspace quote the documents and pages it read
-KINDS = ("batch", "ask", "chat", "ui", "research")
+KINDS = ("batch", "ask", "chat", "ui", "research", "inspect")  # inspect: a sample of an Inspect eval (evals/)
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 _PAGE = re.compile(r"[\w.-]{1,200}\.html")  # a report page's name: no folder, no "..", only .html
 _MAX_RUN_FILE = 1 << 20  # bytes: a run.json is a few hundred

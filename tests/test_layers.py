@@ -34,9 +34,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run",),
     ("research",),
     ("ui",),
-    ("main", "check_setup"),
+    ("evals",),
+    ("main", "check_setup", "inspect_agent"),
 )
-ROOT_MODULES = {"main", "agent", "llm", "config", "check_setup"}
+ROOT_MODULES = {"main", "agent", "llm", "config", "check_setup", "inspect_agent"}
 MAX_FUNCTION_LEVEL_SHARE = 0.05
 
 
