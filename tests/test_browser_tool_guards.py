@@ -20,8 +20,8 @@ from tests.fakes.loopback import Response
 from tests.fakes.obstacle_site import ObstacleSite, obstacle_site
 from tools.base import ToolArgumentsError, ToolOutput, ToolRegistry
 from tools.web.addresses import is_public_address
-from tools.web.browser_launch import playwright_missing, system_chromium
-from tools.web.browser_tool import BrowserTool
+from tools.web.browser.launch import playwright_missing, system_chromium
+from tools.web.browser.tool import BrowserTool
 from tools.web.errors import SourceNotReadError
 from tools.web.session import WebSession
 

@@ -25,7 +25,7 @@ from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.shell import ShellTool
 from tools.web.arxiv import ArxivTool
-from tools.web.browser_tool import BrowserTool
+from tools.web.browser.tool import BrowserTool
 from tools.web.papers import SearchPapersTool
 from tools.web.scrape import ScrapeTool
 from tools.web.search import SearchTool

@@ -1,6 +1,6 @@
 """One task's pages in the run's browser: a browser context of its own, its tabs, and what happened on them.
 
-TaskBrowser lives on the browser's event loop (browser.py). start() opens the task's context: cookies of
+TaskBrowser lives on the browser's event loop (headless.py). start() opens the task's context: cookies of
 its own, a proxy password of its own (every connection passes the address policy and domain rules there),
 downloads accepted. Every request of its pages passes route(): images, media and fonts are skipped, a
 top-level navigation is checked with robots.txt like the renderer's, and a POST (PUT, PATCH, DELETE) to
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
-from tools.web.browser_downloads import Downloads
-from tools.web.browser_hidden import marked_hidden
-from tools.web.browser_requests import carries_body, page_url_of, send_judging_hops, write_refusal
-from tools.web.browser_snapshot import RefBook, compact, parse
+from tools.web.browser.downloads import Downloads
+from tools.web.browser.headless import SKIPPED, Browser, Job, follow_navigations
+from tools.web.browser.hidden import marked_hidden
+from tools.web.browser.requests import carries_body, page_url_of, send_judging_hops, write_refusal
+from tools.web.browser.snapshot import RefBook, compact, parse
 from tools.web.domains import DomainRules
 from tools.web.errors import BrowserUnavailableError
 
@@ -68,7 +68,7 @@ class TaskBrowser:
     url: str = "about:blank"  # the current tab's address, read from the tool's thread for the host's turn
     started: float = 0.0  # when the current action began (time.monotonic())
     _context: Any = None
-    job: Job = field(default_factory=Job)  # the context's guard state (browser.py); start() makes the real one
+    job: Job = field(default_factory=Job)  # the context's guard state (headless.py); start() makes the real one
     _password: str = ""
     _count: int = 0
     _quiet: bool = False
