@@ -112,7 +112,7 @@ class BrowserTool(Tool):
     async def _perform(self, args: dict[str, Any], seconds: float) -> tuple[Outcome | ActionError, list[str], str,
                                                                             str, list[int], int]:
         if self._page is None:
-            page = TaskBrowser(self.web.browser, self.workspace, self.web.domains, self.settings.scrape_max_bytes,
+            page = TaskBrowser(self.web.browser, self.workspace, self.settings.scrape_max_bytes,
                                max(self.settings.workspace_budget_mb, 0) * 2**20)
             await page.start()
             self._page = page
