@@ -29,6 +29,7 @@ from agent import Event
 from cache.model import model_specs
 from config import Settings
 from core.text import money
+from llm import with_default_model
 from prompt.history import HISTORY_SHARE, PastTurn, conversation_sources, follow_up_prompt
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
@@ -90,6 +91,7 @@ class Conversation:
         """settings=None gives a read-only view (see `open`); otherwise the models are built and checked now.
         `tracing` (telemetry.setup.start_tracing) makes each question a task span; its owner shuts it down.
         `limits`: rate limiters shared with other conversations of the process (new ones when not given)."""
+        settings = with_default_model(settings) if settings is not None else None  # one GET /models, not one a step
         self.settings, self.store, self.kind, self.run, self.tracing = settings, store, kind, run, tracing
         self.turns: list[Turn] = turns or []
         self._lock = threading.Lock()  # one question at a time
