@@ -121,3 +121,14 @@ def test_encoded_keys_on_a_page_and_in_a_file_name_reach_no_model_terminal_trace
     assert [(p.name, _leaks(_text_of(p))) for p in written if _leaks(_text_of(p))] == []
     staged = [p.name for p in (tmp_path / "runs").rglob("export-*.csv")]
     assert staged == ["export-[redacted OPENAI_API_KEY].csv"]
+
+
+def test_docs_search_never_prints_a_key_a_file_is_named_with(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / f"harbour-{ENCODED['percent-encoded dashes']}.md").write_text("# Harbour\n\nThe quay budget is 7.5 "
+                                                                         "million euros.\n")
+    found = run_main(tmp_path, "docs", "search", str(docs), "quay budget", env=clean_env(OPENAI_API_KEY=KEY))
+    assert found.returncode == 0, found.stderr
+    assert "1. harbour-[redacted OPENAI_API_KEY].md" in found.stdout and "7.5 million" in found.stdout
+    assert _leaks(found.stdout + found.stderr) == []
