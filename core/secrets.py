@@ -15,6 +15,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import fields
+from operator import methodcaller
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
@@ -110,6 +111,7 @@ _HIDDEN = "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"
 _HIDDEN_CHAR = re.compile(f"[{_HIDDEN}]")
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 _INVISIBLE = re.compile(rf"\r?\n[ \t]*|[ \t]+(?=\r?\n)|[{_HIDDEN}]|%[0-9A-Fa-f]{{2}}")
+_STRIP_LINE = methodcaller("strip", " \t\r")
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
@@ -133,9 +135,9 @@ def _unhidden(text: str) -> str:
     return _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), text) if "%" in text else text
 
 
-def _halves(form: str) -> tuple[str, ...]:
-    """What of a key a text holds whole, however one line wrap cuts it: its first or its second half."""
-    return (form[: len(form) // 2], form[len(form) // 2:]) if len(form) >= 2 * MIN_SECRET_CHARS else (form,)
+def _unwrapped(text: str) -> str:
+    """The text with its line breaks and the spaces and tabs around them gone (as _Seen reads it)."""
+    return "".join(map(_STRIP_LINE, text.split("\n"))) if "\n" in text else text
 
 
 class _Seen:
@@ -204,9 +206,9 @@ class SecretRedactor:
         forms = {form.lower(): name for value, name in secrets.items() for form in (value, without_prefix(value))}
         # the whole key before the same key without its prefix
         self._names = dict(sorted(forms.items(), key=lambda item: len(item[0]), reverse=True))
-        # A key's base64 holds its rest's base64 at one of the three alignments, and the key holds its rest:
-        # what is tested for is the rest (a few substring tests per key), what is replaced is the longest form.
-        self._tests = {half for value in secrets for half in _halves(without_prefix(value).lower())}
+        # A key holds its rest, and its base64 holds its rest's base64 at one of the three alignments: what is
+        # tested for is the rest (a few substring tests per key), what is replaced is the longest form.
+        self._tests = {without_prefix(value).lower() for value in secrets}
         self._cores = {core: name for value, name in secrets.items() for core in base64_cores(without_prefix(value))}
 
     @classmethod
@@ -218,10 +220,9 @@ class SecretRedactor:
         """The text with every secret replaced."""
         if not self._names or not text:
             return text
-        view = _unhidden(text)
-        joined = view.replace("\r", "").replace("\n", "") if "\n" in view else view  # wraps without indentation
+        joined = _unwrapped(_unhidden(text))
         lowered = joined.lower()
-        plain = any(half in lowered for half in self._tests)  # substring search first: the common case
+        plain = any(form in lowered for form in self._tests)  # substring search first: the common case
         encoded = [core for core in self._cores if core in joined]
         if not plain and not encoded:
             return text

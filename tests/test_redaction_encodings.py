@@ -24,6 +24,7 @@ ENCODED = {
     "wrapped": f"{KEY[:17]}\n{KEY[17:]}",
     "wrapped and indented": f"{KEY[:11]}   \n      {KEY[11:]}",
     "wrapped with CRLF": f"{KEY[:25]}\r\n{KEY[25:]}",
+    "wrapped three times, indented": f"{KEY[:8]}\n\t{KEY[8:18]} \n    {KEY[18:30]}\n  {KEY[30:]}",
     "zero-width space": f"{KEY[:9]}\u200b{KEY[9:]}",
     "zero-width characters between all": "\u200c".join(KEY),
     "word joiner and BOM": f"{KEY[:6]}\u2060{KEY[6:20]}\ufeff{KEY[20:]}",
