@@ -43,6 +43,7 @@ from prompt.protocol import (
     fitted_system_prompt,
     parse_completion,
 )
+from prompt.quoting import quote_copied, quote_labels
 from prompt.window import refit_budget
 from providers.budget import charge_tool_call, last_call, tool_budget
 from sources.check import check_citations
@@ -166,7 +167,7 @@ class _Run:
         self.agent._emit(Event("step_start", step.number))
         started = self.agent.clock()
         text = self.call_fitted().text
-        step.completion = cut_at_observation(text)
+        step.completion = cut_at_observation(quote_copied(text, self.last_observation()))
         try:
             check_echo(text, self.system, self.task)  # the prompt written back is never an answer
             parsed = parse_completion(step.completion)
@@ -207,7 +208,8 @@ class _Run:
             self.result.usage.add(completion)
             charge_tool_call(self.agent.llm, completion)  # ... and against its spend caps
         reads = call_reads(tool, args, output, step.error is not None)
-        self.record(step, self.result.ledger.observe(output.text, reads), started)  # `[n] Title — URL` on top
+        # `[n] Title — URL` on top; a label the source wrote is marked quoted, never read as the loop's own
+        self.record(step, quote_labels(self.result.ledger.observe(output.text, reads)), started)
         self.agent._emit(Event("tool_call", step.number, {
             "tool": tool.name, "arguments": args, "observation": step.observation,
             "full_observation_chars": len(output.text), "duration": step.duration, "error": step.error,
@@ -223,6 +225,10 @@ class _Run:
         self.agent._emit(Event("tool_call", step.number, {
             "tool": step.action, "arguments": step.arguments, "observation": step.observation,
             "duration": step.duration, "error": step.error}))
+
+    def last_observation(self) -> str:
+        """The last tool result the model saw (a format error's advice is the agent's own, not a source's)."""
+        return next((s.observation for s in reversed(self.result.steps) if s.error != "format"), "")
 
     def record(self, step: Step, observation: str, started: float) -> None:
         step.observation = self.memory.add(step.number, step.completion, observation)
@@ -259,7 +265,7 @@ class _Run:
         grace = final_answer_grace(self.agent.time_limit) if status == TIME_LIMIT else None
         try:
             with cancellation.scope(grace, extend=True), last_call():
-                text = cut_at_observation(self.call(messages).text)
+                text = cut_at_observation(quote_copied(self.call(messages).text, self.last_observation()))
         except BudgetExceededError as exc:
             self.finish(None, BUDGET)
             self.result.error = str(exc)

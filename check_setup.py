@@ -40,7 +40,7 @@ from tools.dependencies import probe
 from tools.mcp.check import server_reports
 from tools.python_exec import PythonTool
 from tools.sandbox_probe import run_probe, summary
-from tools.web.browser_launch import INSTALL_HINT
+from tools.web.browser.launch import INSTALL_HINT
 from tools.web.errors import FetchError
 from tools.web.papers.client import asked
 from tools.web.papers.tool import SearchPapersTool

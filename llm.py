@@ -114,6 +114,18 @@ def default_model(settings: Settings,
         f" (Ollama at {settings.ollama_base_url} {why}).", "model")
 
 
+def with_default_model(settings: Settings) -> Settings:
+    """The settings with the model a run uses named: --model, or the one default_model() chooses, asked for once
+    (a local server's GET /models), so that the run's checks, tools and tasks do not each ask again. Unchanged when
+    none can be chosen: building the model says why, after the checks that come first."""
+    if settings.model:
+        return settings
+    try:
+        return replace(settings, model=default_model(settings))
+    except ConfigError:
+        return settings
+
+
 def build_llm(settings: Settings, **kwargs: Any) -> LLMInterface:
     """The facade for settings.model (or the default model) with settings.fallback_models behind it."""
     primary = default_model(settings)

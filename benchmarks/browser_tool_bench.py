@@ -30,8 +30,8 @@ from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.obstacle_site import ObstacleSite, obstacle_site
 from tools.base import ToolOutput
-from tools.web.browser_launch import system_chromium
-from tools.web.browser_tool import BrowserTool
+from tools.web.browser.launch import system_chromium
+from tools.web.browser.tool import BrowserTool
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "article-extraction" / "html"
 SITE_PAGES = ["/shop", "/catalog", "/product", "/files", "/links", "/dialog", "/account", "/exfil", "/comment",

@@ -21,7 +21,7 @@ from typing import Any
 from config import Settings
 from core.chat import split_spec
 from providers.families import MIN_REPLY
-from providers.local_servers import LLAMA_CPP, LM_STUDIO, VLLM, kind_from_listing
+from providers.local_servers import LLAMA_CPP, LM_STUDIO, VLLM, kind_from_listing, taken_listing
 from providers.pricing import load_prices, lookup
 
 DEFAULT_LOCAL_BUDGET = 32_000  # prompt tokens when --context-budget is unset (memory.DEFAULT_BUDGET)
@@ -117,7 +117,7 @@ def openai_server_window(base_url: str, model: str) -> int | None:
     """The window a local OpenAI-compatible server runs the model with: vLLM max_model_len, llama.cpp n_ctx,
     LM Studio's loaded context length; which server it is is kept for the fix a refusal names (server_kind)."""
     def probe() -> int | None:
-        listing = _get_json(f"{base_url.rstrip('/')}/models")
+        listing = taken_listing(base_url) or _get_json(f"{base_url.rstrip('/')}/models")
         kind, window = kind_from_listing(listing), vllm_window(listing, model)
         if window is None and kind in (None, LLAMA_CPP):
             window = llamacpp_window(_get_json(f"{ollama_root(base_url)}/props"))

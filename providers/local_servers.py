@@ -59,6 +59,15 @@ def kind_from_listing(listing: Any) -> str | None:
     return found[0] if found else None
 
 
+_listings: dict[str, Any] = {}  # the last listing list_models read per base URL, until the window probe takes it
+
+
+def taken_listing(base_url: str) -> Any:
+    """The GET /models answer list_models just read at base_url, handed over once (the window probe that follows
+    choosing a model reads the same listing instead of asking again); None when there is none."""
+    return _listings.pop(base_url.rstrip("/"), None)
+
+
 def list_models(base_url: str, timeout: float) -> tuple[list[str], str]:
     """The chat models an OpenAI-compatible server lists at GET {base}/models (embedding models left out), or
     ([], why it listed none): it did not answer in time (a server busy with a request may not list its models
@@ -76,6 +85,8 @@ def list_models(base_url: str, timeout: float) -> tuple[list[str], str]:
     items = data.get("data") if isinstance(data, dict) else None
     ids = [str(item["id"]) for item in items or [] if isinstance(item, dict) and item.get("id")]
     chat = [i for i in ids if "embed" not in i.lower()]  # an embedding model cannot chat
+    if chat:
+        _listings[base_url.rstrip("/")] = data
     return chat, "" if chat else ("lists no chat model at GET /models" if ids else "answered GET /models with no "
                                   "model list")
 

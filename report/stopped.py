@@ -9,6 +9,8 @@ still says why the run stopped and how to resume it.
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,16 @@ def read_header(records_file: Path) -> dict[str, str]:
     meta = {"stopped": data.get("reason"), "resume": data.get("resume"), "stopped_at": data.get("stopped_at"),
             "total": data.get("tasks")}  # the task file's count: the report says "2 of 5 tasks"
     return {k: str(v) for k, v in meta.items() if v}
+
+
+def written_at(records_file: Path) -> str:
+    """When the run last wrote its records file (its last task's end), as the reports show a time: a report
+    rebuilt later (`main.py report`) says when the run finished, not when it was rebuilt."""
+    try:
+        stamp = records_file.stat().st_mtime
+    except OSError:
+        stamp = time.time()
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def title(meta: dict[str, Any], when: str) -> str:

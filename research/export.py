@@ -1,5 +1,5 @@
 """--formats md,html,pdf,docx: the report beside report.md as report.pdf (report.html printed by the run's
-headless Chromium, tools/web/pdf.py) and report.docx (report/docx.py). A format that cannot be made (no
+headless Chromium, tools/web/browser/pdf.py) and report.docx (report/docx.py). A format that cannot be made (no
 Chromium, no Playwright) is named in one line; the others are still written."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from core.files import atomic_write
 from report.docx import render_docx
 from report.html.research import render_html
 from report.research import ResearchReport
+from tools.web.browser.pdf import print_pdf
 from tools.web.errors import BrowserUnavailableError
-from tools.web.pdf import print_pdf
 
 FORMATS = ("md", "html", "pdf", "docx")
 

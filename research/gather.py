@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent import Event
+from agent import UNFORMATTED, Event
 from config import Settings
 from core.errors import ConfigError, LLMFatalError
 from providers.budget import RunBudget
@@ -58,9 +58,18 @@ def sub_tasks(plan: list[SubQuestion], question: str, files: list[Path], papers:
     return tasks
 
 
+NO_FORMAT = "the model never wrote the Thought / Action / Final Answer format: nothing was searched or read"
+
+
+def unformatted(record: TaskRecord) -> bool:
+    """A model's reply without the protocol's labels, given as the answer after reading nothing: not a finding."""
+    return record.status == UNFORMATTED and not any(s.get("read") for s in record.sources)
+
+
 def finished(record: TaskRecord | None) -> bool:
-    """A sub-question whose research needs no second run: it gave an answer (a best-effort one too)."""
-    return record is not None and record.answer is not None and record.status != "error"
+    """A sub-question whose research needs no second run: it gave an answer (a best-effort one too), not the
+    unlabelled reply of a model that never followed the format and read nothing."""
+    return record is not None and record.answer is not None and record.status != "error" and not unformatted(record)
 
 
 @dataclass

@@ -27,13 +27,14 @@ from cache.model import model_specs
 from config import Settings
 from core.errors import LLMError, LLMFatalError, StopRequested
 from core.search_settings import papers_mode
+from llm import with_default_model
 from providers.budget import RunBudget
 from providers.ratelimit import RateLimits
 from report.html.research import write_report
 from report.markdown import TaskRecord, plural
 from report.research import SOURCES_DIR, ResearchReport, SubQuestion, load_report, save_report
 from research.compose import compose, read_line, supported
-from research.gather import Gather, finished, sub_tasks
+from research.gather import NO_FORMAT, Gather, finished, sub_tasks, unformatted
 from research.language import note_across_languages, translated_headings
 from research.plan import MOST, parse_plan, plan_prompt
 from research.pool import Found
@@ -103,6 +104,7 @@ class Research:
     def run(self, resume: Run | None = None) -> ResearchReport:
         """Plan, research, write, check; the delivered report (also kept in the run store)."""
         limits = self.limits or RateLimits(self.settings.rpm, self.settings.tpm)  # shared by every role's model
+        self.settings = with_default_model(self.settings)  # one GET /models of a local server, not one per task
         llm, summary_llm = checked_models(self.settings, self.output, limits)
         roles, specs = self._roles(limits)  # a bad --planner-model / --writer-model stops here: nothing spent or kept
         spec = model_specs(llm)[0]
@@ -255,6 +257,8 @@ class Research:
         sub.status, sub.answered, sub.cost, sub.seconds = record.status, f.answer is not None, record.cost, \
             record.seconds
         sub.error, sub.sources = record.error, len(f.read)
+        if unformatted(record):  # its reply is no finding: the plan says why instead of "answered unformatted"
+            sub.status, sub.error = "unformatted", NO_FORMAT
         return f
 
     def _partial(self, plan: list[SubQuestion], gather: Gather, report: ResearchReport) -> str | None:

@@ -148,16 +148,17 @@ class BatchRunner:
         llm, summary_llm = self._task_models(traced)
         workspace = (workspace or Path("workspace") / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
+        name = attachment_name(Path(task.file), self.settings) if task.file else None
         try:
-            stage_attachment(task, workspace)
+            stage_attachment(task, workspace, name)
         except WorkspacePathError as exc:
-            return unstaged_record(task, workspace, Path(str(task.file)).name, exc)
+            return unstaged_record(task, workspace, name or "", exc)
         trace = TraceWriter(self.settings.trace_dir / f"{task.id}.jsonl") if self.settings.trace_dir else None
         try:
             agent = self.agent_factory(self.settings, llm, workspace, self.model_spec,
                                        self._emitter(task, trace, traced), self.answer_style, summary_llm)
             with cancellation.scope(stop=self.stop), waiting_as(task.id):  # named in the rate limiters' status
-                result = agent.run(prompt if prompt is not None else task_prompt(task))
+                result = agent.run(prompt if prompt is not None else task_prompt(task, name))
         except cancellation.StopRequested:
             if traced is not None:
                 traced.stopped()
@@ -172,6 +173,7 @@ class BatchRunner:
             if trace is not None:
                 trace.close()
         record = record_from_result(task, result, workspace)
+        record.attachment = name
         record.defused = defuse(workspace)  # no set-ID file or device node stays in a kept workspace
         if not record.llm_calls and record.cost == 0 and not priced(self.model_spec, self.settings.prices_file):
             record.cost = None  # no call answered, at a price nobody knows: n/a, not $0.0000
@@ -222,26 +224,33 @@ def _raise_first_failure(futures: set[Future[None]], when: str) -> set[Future[No
     return pending
 
 
-def task_prompt(task: Task) -> str:
-    """The text the agent receives: the task, plus the attachment's name when there is one."""
+def attachment_name(path: Path, settings: Settings) -> str:
+    """The name an attached file is staged, shown to the model and recorded under: its own, with any configured
+    key in it taken out (a file name reaches the task prompt as a page's text reaches an observation)."""
+    return SecretRedactor.of(settings)(path.name)
+
+
+def task_prompt(task: Task, name: str | None = None) -> str:
+    """The text the agent receives: the task, plus the attachment's name (`name`: as staged) when there is one."""
     if task.file:
-        name = Path(task.file).name
+        name = name or Path(task.file).name
         return f"{task.text}\n\nAttached file: {name} (in your workspace; {attachment_hint(name)})."
     return task.text
 
 
-def stage_attachment(task: Task, workspace: Path) -> None:
-    """Copy a task's attached file into its workspace (WorkspacePathError when it cannot be placed there)."""
+def stage_attachment(task: Task, workspace: Path, name: str | None = None) -> None:
+    """Copy a task's attached file into its workspace, under `name` when given (WorkspacePathError when it
+    cannot be placed there)."""
     if task.file and Path(task.file).is_file():
-        stage_file(Path(task.file), workspace)
+        stage_file(Path(task.file), workspace, name)
 
 
-def stage_file(src: Path, workspace: Path) -> None:
-    """Copy a file the user gave into the workspace under its own name, never through what the model may have
-    planted there: a temp file renamed into place through a handle of the workspace (tools/safe_open.py), so a
-    symbolic link at that name is replaced, not followed; a directory there is a WorkspacePathError."""
+def stage_file(src: Path, workspace: Path, name: str | None = None) -> None:
+    """Copy a file the user gave into the workspace under its own name (or `name`), never through what the model
+    may have planted there: a temp file renamed into place through a handle of the workspace (tools/safe_open.py),
+    so a symbolic link at that name is replaced, not followed; a directory there is a WorkspacePathError."""
     with src.open("rb") as data:
-        replace_file(workspace, src.name, data)
+        replace_file(workspace, name or src.name, data)
 
 
 def unstaged_record(task: Task, workspace: Path, name: str, exc: WorkspacePathError) -> TaskRecord:

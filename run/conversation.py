@@ -29,6 +29,7 @@ from agent import Event
 from cache.model import model_specs
 from config import Settings
 from core.text import money
+from llm import with_default_model
 from prompt.history import HISTORY_SHARE, PastTurn, conversation_sources, follow_up_prompt
 from prompt.memory import TokenEstimator, default_budget
 from prompt.protocol import Action, FinalAnswer, ParseError, parse_completion
@@ -37,7 +38,7 @@ from providers.ratelimit import RateLimits
 from report.html.data import read_trace
 from report.markdown import DONE_STATUSES, TaskRecord, read_records, record_line, safe_markdown, total_cost
 from report.sources import md_source
-from run.batch import BatchRunner, stage_file, unstaged_record
+from run.batch import BatchRunner, attachment_name, stage_file, unstaged_record
 from run.console import call_notice
 from run.execute import checked_models
 from run.store import Run, RunStore
@@ -90,6 +91,7 @@ class Conversation:
         """settings=None gives a read-only view (see `open`); otherwise the models are built and checked now.
         `tracing` (telemetry.setup.start_tracing) makes each question a task span; its owner shuts it down.
         `limits`: rate limiters shared with other conversations of the process (new ones when not given)."""
+        settings = with_default_model(settings) if settings is not None else None  # one GET /models, not one a step
         self.settings, self.store, self.kind, self.run, self.tracing = settings, store, kind, run, tracing
         self.turns: list[Turn] = turns or []
         self._lock = threading.Lock()  # one question at a time
@@ -129,13 +131,15 @@ class Conversation:
             settings = run.apply(self.settings)
             number = len(self.turns) + 1
             files = [Path(a) for a in attachments]
+            names = [attachment_name(f, settings) for f in files]
             task = Task(number, question, f"turn-{number}")
             # A key per turn, not per text: asking the same question again is a new record, not a replacement.
             object.__setattr__(task, "_key", task_key(f"{run.id}/{number}/{question}"))
             prompt = follow_up_prompt(question, [self._past(t) for t in self.turns if t.record.answer],
-                                      self._history_room()) + _attached(files)
+                                      self._history_room()) + _attached(names)
             try:
-                record = self._run_task(settings, task, prompt, files, on_event, stop or threading.Event())
+                record = self._run_task(settings, task, prompt, dict(zip(files, names, strict=True)), on_event,
+                                        stop or threading.Event())
             except BaseException:  # LLMFatalError (a bad key): the caller says why; a first question's run is not kept
                 if not self.turns:
                     run.discard()
@@ -144,7 +148,7 @@ class Conversation:
                     run.finish(tasks=len(self.turns), answered=sum(t.answered for t in self.turns),
                                cost=self.cost(), status="failed")
                 raise
-            turn = Turn(number, question, record, [f.name for f in files])
+            turn = Turn(number, question, record, names)
             self.turns.append(turn)
             with run.records.open("a", encoding="utf-8") as f:
                 f.write(record_line(record))
@@ -158,7 +162,7 @@ class Conversation:
                                                                                        model=self.spec))
         return self.run
 
-    def _run_task(self, settings: Settings, task: Task, prompt: str, files: list[Path],
+    def _run_task(self, settings: Settings, task: Task, prompt: str, files: dict[Path, str],
                   on_event: Callable[[StepEvent], None] | None, stop: threading.Event) -> TaskRecord:
         """Run the task as a batch would; a stopped one, or one the run's cost cap refuses, still gives a record."""
         if self.budget is not None and not self.budget.may_start():
@@ -170,11 +174,11 @@ class Conversation:
         workspace = settings.workspace
         assert workspace is not None  # run.apply always sets it
         workspace.mkdir(parents=True, exist_ok=True)
-        for f in files:  # the workspace is the model's: never follow what an earlier question planted there
+        for f, name in files.items():  # the workspace is the model's: never follow what an earlier question planted
             try:
-                stage_file(f, workspace)
+                stage_file(f, workspace, name)
             except WorkspacePathError as exc:
-                return unstaged_record(task, workspace, f.name, exc)
+                return unstaged_record(task, workspace, name, exc)
         with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings), \
                 runner.task_span(task) as traced:
             record = runner.run_task(task, workspace, prompt, traced=traced)
@@ -232,12 +236,12 @@ def _spent(trace_dir: Path | None, task_id: str) -> dict[str, Any]:
             "cost": None if None in costs else float(sum(c for c in costs if c is not None))}
 
 
-def _attached(files: list[Path]) -> str:
+def _attached(names: list[str]) -> str:
     """The prompt's note naming the attached files."""
-    if not files:
+    if not names:
         return ""
     return "\n\nAttached files (in your workspace): " + "; ".join(
-        f"{f.name} ({attachment_hint(f.name)})" for f in files) + "."
+        f"{name} ({attachment_hint(name)})" for name in names) + "."
 
 
 def _event_sink(turn: int, on_event: Callable[[StepEvent], None] | None) -> Callable[[Task, Event], None] | None:

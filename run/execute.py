@@ -15,6 +15,7 @@ from cache.model import build_models, model_for, model_specs
 from config import Settings
 from core.errors import LLMFatalError
 from core.text import terminal_safe
+from llm import with_default_model
 from providers.pricing import priced
 from providers.ratelimit import RateLimits
 from report.html.hooks import live_report, write_final_html
@@ -105,6 +106,7 @@ def checked_models(settings: Settings, output: Path | None, limits: RateLimits |
 
 def prepare(args: argparse.Namespace, settings: Settings, tasks: list[Task]) -> Prepared:
     """Tools, paths, sandbox and models, then the run's own directory in the run store (run/store.py)."""
+    settings = with_default_model(settings)  # one GET /models of a local server, not one per check and task
     limits = RateLimits(settings.rpm, settings.tpm)
     check_supported(settings, getattr(args, "replay_trace", None))  # --executor ray: Ray installed, no replay
     llm, summary_llm = checked_models(settings, args.output, limits)

@@ -27,7 +27,7 @@ from core.chat import split_spec
 from core.errors import ConfigError, LLMFatalError
 from core.search_settings import papers_mode
 from report.markdown import TaskRecord
-from run.batch import BatchRunner, stage_attachment
+from run.batch import BatchRunner, attachment_name, stage_attachment
 from run.ray_limits import ActorSpend, SettledSpend, start_limits
 from run.ray_node import (
     SECRET_FIELDS,
@@ -205,7 +205,7 @@ class RayBatchRunner(BatchRunner):
         workspace = (self.settings.workspace / task.id).resolve()
         workspace.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(WorkspacePathError):  # the node staged it; this copy is for the reports
-            stage_attachment(task, workspace)
+            stage_attachment(task, workspace, attachment_name(Path(task.file), self.settings) if task.file else None)
         for name, data in outcome.files.items():
             with contextlib.suppress(WorkspacePathError):  # a name from a node never leaves the task's workspace
                 replace_file(workspace, name, data)

@@ -58,7 +58,7 @@ from tests.test_report_live_guard import raw_get
 from tests.test_ui_http import _ask as ui_ask
 from tests.test_ui_http import _call as ui_call
 from tests.test_ui_http import _multipart as ui_multipart
-from tools.web.browser_launch import playwright_missing, system_chromium
+from tools.web.browser.launch import playwright_missing, system_chromium
 from tools.web.errors import BlockedURLError
 from tools.web.policy import UrlPolicy
 from ui.sessions import Hub

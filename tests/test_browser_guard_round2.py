@@ -23,9 +23,9 @@ from tests.fakes.hostile_pages import CHUNK, DIALOGS, HIDDEN, POPUPS, TITLE, Hos
 from tests.fakes.scripted import ScriptedLLM
 from tests.test_browser_tool import observations, ref, reply, scripted_browser_run
 from tools.sandbox import budget
-from tools.web.browser_downloads import PER_ACTION
-from tools.web.browser_launch import playwright_missing, system_chromium
-from tools.web.browser_page import DIALOG_LIMIT
+from tools.web.browser.downloads import PER_ACTION
+from tools.web.browser.launch import playwright_missing, system_chromium
+from tools.web.browser.page import DIALOG_LIMIT
 
 pytestmark = pytest.mark.skipif(playwright_missing() is not None or system_chromium() is None,
                                 reason="needs Playwright (requirements-browser.txt) and Chromium (apt-get install "

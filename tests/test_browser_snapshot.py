@@ -12,8 +12,8 @@ import pytest
 from config import Settings
 from tools.base import ToolRegistry, UnknownToolError
 from tools.builtin import default_tools
-from tools.web.browser_snapshot import RefBook, compact, find, parse, parts
-from tools.web.browser_tool import BrowserTool
+from tools.web.browser.snapshot import RefBook, compact, find, parse, parts
+from tools.web.browser.tool import BrowserTool
 
 SHOP = """- generic [active] [ref=e1]:
   - dialog "Cookie consent" [ref=e2]:
@@ -130,7 +130,7 @@ def test_without_a_browser_the_tool_is_not_offered_and_a_call_says_why(tmp_path:
     assert "browser" not in off.names()
     with pytest.raises(UnknownToolError, match=r"SCRAPE_RENDER=off"):
         off.resolve("browser")
-    monkeypatch.setattr("tools.web.browser_tool.playwright_missing",
+    monkeypatch.setattr("tools.web.browser.tool.playwright_missing",
                         lambda: "Playwright is not installed: pip install -r requirements-browser.txt")
     missing = ToolRegistry(default_tools(Settings(), tmp_path))
     assert "browser" not in missing.names()

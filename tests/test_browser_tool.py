@@ -25,8 +25,8 @@ import main
 from core.chat import Message
 from tests.fakes.obstacle_site import CSV, SPECS, ObstacleSite, obstacle_site
 from tests.fakes.scripted import ScriptedLLM
-from tools.web.browser_launch import playwright_missing, system_chromium
-from tools.web.browser_memory import descendants
+from tools.web.browser.launch import playwright_missing, system_chromium
+from tools.web.browser.memory import descendants
 
 pytestmark = pytest.mark.skipif(playwright_missing() is not None or system_chromium() is None,
                                 reason="needs Playwright (requirements-browser.txt) and Chromium (apt-get install "

@@ -78,9 +78,9 @@ def test_research_that_read_nothing_and_tried_nothing_says_so(tmp_path: Path) ->
 def test_check_setup_names_the_browser_install_fix_once(monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     import check_setup
-    from tools.web import browser, browser_launch
-    missing = f"Playwright is not installed: {browser_launch.INSTALL_HINT}"
-    monkeypatch.setattr(browser, "playwright_missing", lambda: missing)
+    from tools.web.browser import headless, launch
+    missing = f"Playwright is not installed: {launch.INSTALL_HINT}"
+    monkeypatch.setattr(headless, "playwright_missing", lambda: missing)
     monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9/v1")
     check_setup.main(["--no-search"])
     out = capsys.readouterr().out

@@ -17,7 +17,7 @@ import pytest
 from tests.fakes.deep_research import Sub, World, page
 from tests.fakes.loopback import LoopbackServer
 from tests.test_research import DANUBE, FINDINGS, PLAN, QUESTION, RHINE, main_py, research, run_with, world
-from tools.web.pdf import print_pdf
+from tools.web.browser.pdf import print_pdf
 
 OWN = "Which ports lie on the Danube?"
 PORTS = page("Danube ports", "Vienna, Budapest and Constanța are the largest ports on the Danube.\n\n"

@@ -22,7 +22,7 @@ from config import Settings
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tools.base import ToolOutput
 from tools.web.addresses import is_public_address
-from tools.web.browser_launch import browser_processes, playwright_missing, system_chromium
+from tools.web.browser.launch import browser_processes, playwright_missing, system_chromium
 from tools.web.errors import FetchError, RenderError
 from tools.web.scrape import ScrapeTool
 from tools.web.session import WebSession
@@ -295,8 +295,8 @@ def test_without_a_browser_the_static_text_comes_back_with_a_note(tmp_path: Path
 
 def test_without_playwright_the_note_says_how_to_install_it(tmp_path: Path, site: Any,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("tools.web.browser.playwright_missing", lambda: "Playwright is not installed: pip install "
-                                                                        "-r requirements-browser.txt (Playwright)")
+    monkeypatch.setattr("tools.web.browser.headless.playwright_missing",
+                        lambda: "Playwright is not installed: pip install -r requirements-browser.txt (Playwright)")
     out = scrape(tmp_path, guarded_session(), f"http://site.test:{site[0].port}/app")
     assert "not rendered: rendering is unavailable: Playwright is not installed: pip install -r " \
            "requirements-browser.txt" in out.text

@@ -18,7 +18,7 @@ import pytest
 
 from tests.fakes.loopback import LoopbackServer, Response, routes
 from tests.test_web_browser import guarded_session, needs_browser
-from tools.web.browser_launch import browser_processes
+from tools.web.browser.launch import browser_processes
 from tools.web.errors import BlockedURLError, RenderError
 from tools.web.session import WebSession
 
@@ -130,7 +130,7 @@ def test_a_render_that_runs_out_of_its_whole_allowance_says_how_long_it_took(
     async def stuck(*args: Any) -> None:
         await asyncio.sleep(60)
 
-    monkeypatch.setattr("tools.web.browser.SETTLE", 0.5)
+    monkeypatch.setattr("tools.web.browser.headless.SETTLE", 0.5)
     session = guarded_session(scrape_timeout=0.5)
     monkeypatch.setattr(session.browser, "_visit", stuck)
     try:

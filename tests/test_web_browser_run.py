@@ -20,7 +20,7 @@ import pytest
 
 from tests.fakes.loopback import LoopbackServer, Request, Response, routes
 from tests.fakes.providers import openai_reply
-from tools.web.browser_launch import playwright_missing, system_chromium
+from tools.web.browser.launch import playwright_missing, system_chromium
 
 pytestmark = pytest.mark.skipif(playwright_missing() is not None or system_chromium() is None,
                                 reason="needs Playwright (requirements-browser.txt) and Chromium (apt-get install "

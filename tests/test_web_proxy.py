@@ -6,7 +6,7 @@ import asyncio
 import base64
 
 from tests.fakes.loopback import LoopbackServer, Response, routes
-from tools.web.browser_proxy import GuardProxy
+from tools.web.browser.proxy import GuardProxy
 from tools.web.errors import BlockedURLError
 
 

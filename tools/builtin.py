@@ -24,7 +24,7 @@ from tools.media.watch import WatchTool
 from tools.notes import NotesTool
 from tools.python_exec import PythonTool
 from tools.shell import ShellTool
-from tools.web.browser_tool import BrowserTool
+from tools.web.browser.tool import BrowserTool
 from tools.web.papers.arxiv import ArxivTool
 from tools.web.papers.tool import SearchPapersTool
 from tools.web.scrape import ScrapeTool

@@ -11,6 +11,7 @@ from pathlib import Path
 from config import flag_variables, load_settings
 from core.cli import ArgumentParser
 from core.errors import ConfigError
+from core.secrets import SecretRedactor
 from core.text import human_size, terminal_safe
 from docindex import DocIndex, IndexReport
 from docindex.passages import NO_WORDS, fts_query, snippet
@@ -59,8 +60,10 @@ def main(argv: list[str]) -> int:
     index.close()
     if not hits:
         print(f"no passage holds these words: {terminal_safe(args.query, one_line=True)}")
+    redact = SecretRedactor.of(settings)  # a file named with a key (the passages were redacted when indexed)
     for n, hit in enumerate(hits, start=1):
-        print(f"{n}. {terminal_safe(hit.place, one_line=True)}\n   {terminal_safe(snippet(hit.passage, args.query))}")
+        print(f"{n}. {terminal_safe(redact(hit.place), one_line=True)}\n"
+              f"   {terminal_safe(snippet(hit.passage, args.query))}")
     return 0
 
 

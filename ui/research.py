@@ -36,8 +36,8 @@ from research.plan import MOST
 from research.steer import make_plan
 from run.store import RunStore
 from tasks.taskfile import Task
+from tools.web.browser.pdf import print_pdf
 from tools.web.errors import BrowserUnavailableError
-from tools.web.pdf import print_pdf
 from ui.sessions import EventFeed, event_stream
 from ui.uploads import BadUpload, save_upload
 

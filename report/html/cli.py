@@ -12,7 +12,7 @@ from core.files import atomic_write
 from report.html import write_html
 from report.markdown import TaskRecord, read_records, render_markdown
 from report.note import read_note
-from report.stopped import read_header
+from report.stopped import read_header, written_at
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +41,8 @@ def main(argv: list[str]) -> int:
     print(f"wrote {out} ({len(records)} tasks, {size / 1e6:.1f} MB)")
     if not args.no_markdown:
         md = args.records.with_suffix(".md")
-        _write_markdown(records, md, {**read_note(args.records), **read_header(args.records)})
+        meta = {"finished": written_at(args.records), **read_note(args.records), **read_header(args.records)}
+        _write_markdown(records, md, meta)
         print(f"wrote {md}")
     return 0
 

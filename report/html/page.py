@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from core.text import money
@@ -17,7 +15,7 @@ from report.html.data import Call, Run, Step, Task
 from report.html.markdown import esc, render
 from report.html.sources import WITHOUT_SOURCES, run_html, sources_html, unsourced
 from report.markdown import shown_task, tasks_count, total_cost
-from report.stopped import resume_line, title
+from report.stopped import resume_line, title, written_at
 
 DONE = {"answered", "answered_unformatted"}
 
@@ -84,8 +82,7 @@ def _summary(run: Run, live: bool = False) -> str:
         cards.insert(1, ("accuracy", accuracy))
     html = '<section class="summary">' + "".join(
         f'<div class="card"><b>{esc(v)}</b><span>{esc(k)}</span></div>' for k, v in cards) + "</section>"
-    when = run.meta.get("finished") or datetime.fromtimestamp(_mtime(run.records_file), UTC).strftime(
-        "%Y-%m-%d %H:%M UTC")
+    when = run.meta.get("finished") or written_at(run.records_file)
     html += "" if live else _state(run, when)  # a live page is neither finished nor stopped yet
     html += f'<p class="meta">Models: {esc(", ".join(models) or "n/a")} · records: {esc(run.records_file.name)}'
     html += f" · updated {esc(when)}</p>"
@@ -108,13 +105,6 @@ def _state(run: Run, when: str) -> str:
 def _meta_models(run: Run) -> list[str]:
     value = run.meta.get("models") or run.meta.get("model") or []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return time.time()
 
 
 def _accuracy(tasks: list[Task]) -> str:

@@ -51,11 +51,6 @@ class DomainRules:
                     "AGENT_ALLOW_DOMAINS)")
         return None
 
-    def lists(self, host: str) -> bool:
-        """True when host is inside a domain --allow-domains names (and not blocked): the user vouched for it."""
-        name = normalise_domain(host)
-        return any(_within(name, d) for d in self.allow) and self.refusal(name) is None
-
     def check(self, url: str) -> None:
         """DomainRefusedError when the URL's host may not be reached."""
         host = urlsplit(url).hostname or ""

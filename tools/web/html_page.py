@@ -13,7 +13,7 @@ from typing import Any
 
 from tools.documents.page_text import extract_main_content
 from tools.web.blocked import blocked_kind
-from tools.web.browser import RenderedPage
+from tools.web.browser.headless import RenderedPage
 from tools.web.errors import (
     BlockedPageError,
     BrowserUnavailableError,

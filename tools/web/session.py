@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from config import Settings
 from core import cancellation
 from providers.ratelimit import RateLimits
-from tools.web.browser import Browser, RenderedPage
+from tools.web.browser.headless import Browser, RenderedPage
 from tools.web.domains import DomainRules
 from tools.web.errors import RenderError
 from tools.web.fetch import RETRIES, FetchResult, SafeFetcher, default_user_agent

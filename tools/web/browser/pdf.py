@@ -1,10 +1,10 @@
-"""A page printed to PDF by the run's headless Chromium (browser.py's launch: the same executable choice, the
+"""A page printed to PDF by the run's headless Chromium (headless.py's launch: the same executable choice, the
 unprivileged user, the guard proxy and the clean-up). The page is given as HTML and set into a fresh context;
 nothing is fetched (its own Content-Security-Policy and the proxy refuse any request)."""
 
 from __future__ import annotations
 
-from tools.web.browser import Browser
+from tools.web.browser.headless import Browser
 from tools.web.errors import BlockedURLError, BrowserUnavailableError
 
 PRINT_SECONDS = 60.0

@@ -40,7 +40,7 @@ _ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FI
 UNPRIVILEGED = "nobody"
 _OWN_DIRS = ("home", "tmp", "cache", "config", "profile", "downloads")
 _LAUNCHER = """#!/bin/sh
-# Written by the agent (tools/web/browser_launch.py): one --disable-features list, then Chromium{as_whom}.
+# Written by the agent (tools/web/browser/launch.py): one --disable-features list, then Chromium{as_whom}.
 features=
 for a do
   shift

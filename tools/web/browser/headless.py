@@ -3,12 +3,12 @@
 The browser runs on an event loop of its own thread (Playwright's objects belong to the loop that made
 them); tasks hand it pages to render from any thread and at most `max_pages` render at once. Each render
 gets a fresh browser context (no cookies or storage survive it), blocks service workers and downloads,
-and skips images, media and fonts. Every connection goes through the run's guard proxy (browser_proxy.py),
+and skips images, media and fonts. Every connection goes through the run's guard proxy (proxy.py),
 which applies scrape's address policy and domain rules; the main document is also checked here first, with
-robots.txt, so a refusal is named clearly. Time and size are bounded, a page's memory too (browser_memory.py),
+robots.txt, so a refusal is named clearly. Time and size are bounded, a page's memory too (memory.py),
 and close() ends every process the browser started and removes its files, whatever state the driver is in.
 Whatever fails inside Playwright comes out as a RenderError (or the refusal that caused it), never as
-Playwright's own error. The browser tool (browser_tool.py) opens its task's pages in the same browser
+Playwright's own error. The browser tool (tool.py) opens its task's pages in the same browser
 through new_context() and run().
 """
 
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from tools import processes
-from tools.web.browser_launch import (
+from tools.web.browser.launch import (
     FLAGS,
     BrowserGroup,
     browser_processes,
@@ -40,8 +40,8 @@ from tools.web.browser_launch import (
     prepare_launch,
     profile_dir,
 )
-from tools.web.browser_memory import MemoryWatch
-from tools.web.browser_proxy import GuardProxy, ProxyLog
+from tools.web.browser.memory import MemoryWatch
+from tools.web.browser.proxy import GuardProxy, ProxyLog
 from tools.web.errors import BlockedURLError, BrowserUnavailableError, FetchError, RenderError
 
 SETTLE = 5.0  # longest wait, after the document loaded, for the page's scripts to finish fetching

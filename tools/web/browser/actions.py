@@ -20,10 +20,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tools.documents.page_text import extract_main_content
-from tools.web.browser import first_line
-from tools.web.browser_hidden import marked_hidden, visible_text
-from tools.web.browser_page import VIEWPORT, TaskBrowser
-from tools.web.browser_snapshot import Entry, compact, find, parse, parts
+from tools.web.browser.headless import first_line
+from tools.web.browser.hidden import marked_hidden, visible_text
+from tools.web.browser.page import VIEWPORT, TaskBrowser
+from tools.web.browser.snapshot import Entry, compact, find, parse, parts
 from tools.web.errors import BlockedURLError
 
 SNAPSHOT_CHARS = 8_000  # one part of a snapshot

@@ -1,11 +1,11 @@
 """One task's pages in the run's browser: a browser context of its own, its tabs, and what happened on them.
 
-TaskBrowser lives on the browser's event loop (browser.py). start() opens the task's context: cookies of
+TaskBrowser lives on the browser's event loop (headless.py). start() opens the task's context: cookies of
 its own, a proxy password of its own (every connection passes the address policy and domain rules there),
 downloads accepted. Every request of its pages passes route(): images, media and fonts are skipped, a
 top-level navigation is checked with robots.txt like the renderer's, and a POST (PUT, PATCH, DELETE) to
-another origin than the page's is refused unless that origin is inside --allow-domains, so a hostile page
-cannot make the agent send what it read elsewhere. Listeners note what the model must hear of: a new tab
+another origin than the page's is refused (whatever --allow-domains allows), so a hostile page cannot make
+the agent send what it read elsewhere. Listeners note what the model must hear of: a new tab
 (followed; at most TAB_LIMIT), a dialog (answered: OK, or Cancel for a prompt), a download (moved into the
 workspace's downloads/, at most SCRAPE_MAX_BYTES), a refused request, a crash. close() ends it all.
 """
@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.web.browser import SKIPPED, Browser, Job, follow_navigations
-from tools.web.browser_downloads import Downloads
-from tools.web.browser_hidden import marked_hidden
-from tools.web.browser_requests import carries_body, page_url_of, send_judging_hops, write_refusal
-from tools.web.browser_snapshot import RefBook, compact, parse
-from tools.web.domains import DomainRules
+from tools.web.browser.downloads import Downloads
+from tools.web.browser.headless import SKIPPED, Browser, Job, follow_navigations
+from tools.web.browser.hidden import marked_hidden
+from tools.web.browser.requests import carries_body, page_url_of, send_judging_hops, write_refusal
+from tools.web.browser.snapshot import RefBook, compact, parse
 from tools.web.errors import BrowserUnavailableError
 
 TAB_LIMIT = 10
@@ -58,7 +57,6 @@ class TaskBrowser:
 
     browser: Browser
     workspace: Path
-    domains: DomainRules
     max_bytes: int
     budget_bytes: int = 0  # the workspace's budget (AGENT_WORKSPACE_BUDGET_MB); 0: none
     tabs: list[Tab] = field(default_factory=list)
@@ -68,7 +66,7 @@ class TaskBrowser:
     url: str = "about:blank"  # the current tab's address, read from the tool's thread for the host's turn
     started: float = 0.0  # when the current action began (time.monotonic())
     _context: Any = None
-    job: Job = field(default_factory=Job)  # the context's guard state (browser.py); start() makes the real one
+    job: Job = field(default_factory=Job)  # the context's guard state (headless.py); start() makes the real one
     _password: str = ""
     _count: int = 0
     _quiet: bool = False
@@ -190,11 +188,11 @@ class TaskBrowser:
             if not carries_body(request):
                 await route.continue_()
                 return
-            if (why := write_refusal(request.method, request.url, page_url_of(request), self.domains)) is not None:
+            if (why := write_refusal(request.method, request.url, page_url_of(request))) is not None:
                 self.note("refused", why)
                 await route.abort("blockedbyclient")
                 return
-            await send_judging_hops(route, self.domains, lambda line: self.note("refused", line),
+            await send_judging_hops(route, lambda line: self.note("refused", line),
                                     lambda req, url: self.browser.guard(req, self.job, url))
         except Exception:  # noqa: BLE001 - the page closed meanwhile: Playwright's error must not reach stderr
             with contextlib.suppress(Exception):

@@ -1,11 +1,11 @@
 """The browser tool: operate a page (click, type, select, check, press, scroll, tabs, downloads) through element refs.
 
-One page per task, in the run's browser (browser.py), kept between steps and closed at the task's end
+One page per task, in the run's browser (headless.py), kept between steps and closed at the task's end
 (close(), which the agent calls however the task ends; Ctrl-C and the run's end kill the browser itself).
-Each call runs one action (browser_actions.py) in the task's own browser context (browser_page.py) and
+Each call runs one action (actions.py) in the task's own browser context (page.py) and
 the observation says what was done and what happened (a navigation, a new tab, a download saved to
 downloads/NAME, a dialog answered, a request refused), then shows the page as a compact accessibility
-snapshot with refs (browser_snapshot.py). A page shown is a source like any other: numbered, `[n] Title —
+snapshot with refs (snapshot.py). A page shown is a source like any other: numbered, `[n] Title —
 URL`, and checked in citations. The same guards as the renderer hold for every request, with robots.txt
 and the host's turn for what the model does; no file: or javascript: URL is opened, and the model has no
 way to run JavaScript of its own.
@@ -23,10 +23,10 @@ from config import Settings
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
 from tools.secrets_guard import SecretGuard, SecretInRequestError
-from tools.web.browser import SETTLE
-from tools.web.browser_actions import ACTIONS, ActionError, Outcome, perform
-from tools.web.browser_launch import playwright_missing
-from tools.web.browser_page import TaskBrowser
+from tools.web.browser.actions import ACTIONS, ActionError, Outcome, perform
+from tools.web.browser.headless import SETTLE
+from tools.web.browser.launch import playwright_missing
+from tools.web.browser.page import TaskBrowser
 from tools.web.errors import BrowserUnavailableError, DomainRefusedError, FetchError, RobotsRefusedError
 from tools.web.html_page import refusal_of
 from tools.web.policy import AddressCheck, Resolver
@@ -112,7 +112,7 @@ class BrowserTool(Tool):
     async def _perform(self, args: dict[str, Any], seconds: float) -> tuple[Outcome | ActionError, list[str], str,
                                                                             str, list[int], int]:
         if self._page is None:
-            page = TaskBrowser(self.web.browser, self.workspace, self.web.domains, self.settings.scrape_max_bytes,
+            page = TaskBrowser(self.web.browser, self.workspace, self.settings.scrape_max_bytes,
                                max(self.settings.workspace_budget_mb, 0) * 2**20)
             await page.start()
             self._page = page

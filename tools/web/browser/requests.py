@@ -8,16 +8,17 @@ before it is followed. A hop that keeps the body (307, 308; 301 and 302 for anyt
 origin than the page's is refused as the direct request would be, and a top-level navigation's hop is
 checked with robots.txt too. A hop that drops the body (303; 301 and 302 of a POST) is handed back to
 Chromium as the redirect it is, and Chromium follows it as a GET, which the guard proxy checks like any
-other connection. What is refused is said in words the model reads (`note`).
+other connection. What is refused is said in words the model reads (`note`). No setting lifts the rule:
+--allow-domains (AGENT_ALLOW_DOMAINS) says where the agent may go, never where a page may send what the
+agent read (an allow list of several sites would otherwise let a page of one post to another).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
-from tools.web.domains import DomainRules
 from tools.web.errors import FetchError
 from tools.web.robots import origin
 
@@ -44,14 +45,14 @@ def page_url_of(request: Any) -> str:
         return ""
 
 
-def write_refusal(method: str, url: str, page_url: str, domains: DomainRules, via: str = "") -> str | None:
-    """Why data must not be sent with `method` to url from a page at page_url (another origin, not inside
-    --allow-domains), or None. `via` names the redirect that sent it there."""
+def write_refusal(method: str, url: str, page_url: str, via: str = "") -> str | None:
+    """Why data must not be sent with `method` to url from a page at page_url (another origin), or None. `via`
+    names the redirect that sent it there."""
     to, page = origin(url) or "", origin(page_url) or ""
-    if to == page or domains.lists(urlsplit(url).hostname or ""):
+    if to == page:
         return None
     return (f"Refused a {method} to {to or url}{via} from a page of {page or 'no site'}: data is sent only to the "
-            "page's own origin, or to one inside --allow-domains")
+            "page's own origin (whatever --allow-domains allows)")
 
 
 def keeps_body(status: int, method: str) -> bool:
@@ -59,7 +60,7 @@ def keeps_body(status: int, method: str) -> bool:
     return status in (307, 308) or (status in (301, 302) and method != "POST")
 
 
-async def send_judging_hops(route: Any, domains: DomainRules, note: Callable[[str], None],
+async def send_judging_hops(route: Any, note: Callable[[str], None],
                             navigation_check: Callable[[Any, str], Awaitable[FetchError | None]]) -> None:
     """Send a request that carries a body, judging each redirect hop before it is followed (see the module)."""
     request = route.request
@@ -80,7 +81,7 @@ async def send_judging_hops(route: Any, domains: DomainRules, note: Callable[[st
             await route.fulfill(response=response)
             return
         via = f" (where a {response.status} redirect from {url} sent it)"
-        why = write_refusal(method, target, page_url, domains, via)
+        why = write_refusal(method, target, page_url, via)
         if why is not None:
             note(why)
             await route.abort("blockedbyclient")
