@@ -108,6 +108,15 @@ def about_the_source(claim: str) -> bool:
 
 NEGATIONS = _words("not no never cannot none nobody nothing neither nor nowhere")
 # a place's kind before "of" and its name: "the city of Milan" says no more than "Milan"
+# a person's title or role before their surname ("President Reagan", "Mr Charney", "striker Tevez"): a source
+# naming one so names the same person a claim gives a first name the source leaves out (meaning.py)
+ROLES = _words("""mr mrs ms miss mx dr prof professor sir dame lord lady president vice senator congressman
+congresswoman representative governor mayor judge justice minister secretary chancellor premier king queen prince
+princess duke duchess emperor pope cardinal bishop archbishop reverend rev father pastor rabbi imam sheikh general
+colonel major captain capt lieutenant sergeant admiral commander officer detective inspector constable sheriff chief
+chairman chairwoman chair ceo executive director founder coach manager boss striker midfielder defender goalkeeper
+keeper winger forward skipper player star actor actress singer rapper author writer spokesman spokeswoman
+spokesperson lawyer attorney doctor nurse agent ambassador councillor councilor leader mp""")
 PLACE_KINDS = _words("city cities town towns village county state country island region province district borough "
                      "port capital nation republic kingdom")
 

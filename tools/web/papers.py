@@ -18,7 +18,7 @@ from typing import Any
 from config import Settings
 from core.secrets import SecretRedactor
 from core.text import truncate_middle
-from sources.ledger import Read, placed
+from sources.ledger import Read, Work, placed
 from tools.base import Tool, ToolOutput
 from tools.documents.confined import DocLimits
 from tools.documents.errors import ConversionError
@@ -111,7 +111,7 @@ class SearchPapersTool(Tool):
             text = hit_text(paper)
             blocks.append(f"{placed(paper.url)}\n{text}")
             reads.append(Read(paper.url, source_title(paper), text, aliases=_aliases(paper),
-                              retracted=paper.retracted))
+                              retracted=paper.retracted, work=work_of(paper)))
             for key in (paper.doi, *_aliases(paper), paper.url):
                 if key:
                     self.seen[key.lower()] = paper
@@ -158,7 +158,8 @@ class SearchPapersTool(Tool):
                  f"{paper.title} — full text from its open-access PDF", f"PDF: {result.url}", *said]
         body = truncate_middle(text, MAX_CHARS, "ask for fewer pages")
         return ToolOutput("\n".join(lines) + "\n\n" + body, read=[Read(
-            paper.url, source_title(paper), body, aliases=(*_aliases(paper), result.url), retracted=paper.retracted)])
+            paper.url, source_title(paper), body, aliases=(*_aliases(paper), result.url), retracted=paper.retracted,
+            work=work_of(paper))])
 
     def _lookup(self, wanted: str) -> Paper:
         """The paper with this DOI from the first service that knows it (OpenAlex's lookup by DOI is free)."""
@@ -199,6 +200,11 @@ def _year(value: Any) -> int | None:
 
 def _aliases(paper: Paper) -> tuple[str, ...]:
     return tuple(dict.fromkeys(u for u in (paper.pdf_url, paper.landing_url, paper.page_url) if u and u != paper.url))
+
+
+def work_of(paper: Paper) -> Work:
+    """What the claim check may hold a claim naming the paper to: its authors, year, title, venue, DOI."""
+    return Work(tuple(paper.authors), paper.year, paper.title, paper.venue, paper.doi)
 
 
 def source_title(paper: Paper) -> str:
