@@ -115,7 +115,7 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
             j = found if found is not None and n in texts else Judgement(FABRICATED, f"[{n}] is no source this task "
                                                                                      "read")
             out.append(Citation(n, source.url if source else None, claim, j.verdict, reason=j.reason,
-                                passage=j.passage, page=page_of(texts.get(n, ""), j.passage),
+                                passage=j.passage, page=page_of(texts.get(n, ""), j.passage, bare),
                                 retracted=source.retracted if source else ""))
     out += not_read(answer, ledger)
     return out

@@ -65,8 +65,7 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None,
     facts = claim_facts(claim) if facts is None else facts
     if not content and not facts:
         return Judgement(UNCHECKED, "the claim says nothing to check")
-    weights = {w.key: (2.0 if w.name or w.key[0] == "#" else 0.5 if w.direction else 1.0) for w in content
-               if w.key not in spare} or {w.key: 1.0 for w in content}
+    weights = {w.key: (2.0 if w.name or w.key[0] == "#" else 0.5 if w.direction else 1.0) for w in content}
     chosen, share = source.align(weights)
     passage = " … ".join(source.sentences[i] if j == 0 or i == chosen[j - 1] + 1 else "… " + source.sentences[i]
                          for j, i in enumerate(chosen)).replace("… …", "…")

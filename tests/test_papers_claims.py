@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import main
+from tests.fakes.documents import pages_pdf_bytes
 from tests.fakes.loopback import LoopbackServer, Request, Response
 from tests.fakes.providers import openai_reply
-from tests.fakes.scholarly import Scholarly, env_for, serve
+from tests.fakes.scholarly import DOI, Scholarly, env_for, serve
 
 MODEL = ["--model", "openai:gpt-4.1-mini"]
 SEARCH = 'Action: search_papers\nAction Input: {"query": "language model chemistry agent tools"}'
@@ -55,3 +56,26 @@ def test_author_et_al_year_is_held_to_the_cited_paper(monkeypatch: pytest.Monkey
     assert found[claims[4]]["reason"] == "‘Bran et al. (2023)’ is [2], not the paper it cites"
     md = (tmp_path / "results.md").read_text()
     assert "the paper it cites is from 2024, not 2021" in md
+
+
+def test_a_claim_cites_the_page_holding_its_figures_and_a_page_before_the_abstract(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    world = Scholarly()  # the paper's PDF: a sentence running from the end of page 1 into page 2, and on page 3
+    world.answers["pdf"] = Response(200, pages_pdf_bytes([  # the abstract's sentence, cut by the page's lines
+        ["Augmenting large language models with chemistry tools", "In our trials ChemCrow planned the synthesis of",
+         "DEET, an insect repellent, which the RoboRXN platform"],
+        ["then carried out in 3 steps with a 72% yield.", "Safety checks ran before each step."],
+        ["By integrating 18 expert-designed tools and using GPT-4 as the", "LLM, ChemCrow augments the LLM "
+         "performance in chemistry, and new capabilities emerge."]]), content_type="application/pdf")
+    claims = ["ChemCrow planned the synthesis of DEET, which the RoboRXN platform carried out in 3 steps with a 72% "
+              "yield [1].",
+              "By integrating 18 expert-designed tools and using GPT-4 as the LLM, ChemCrow augments the LLM "
+              "performance in chemistry [1].",
+              "In trials ChemCrow planned the synthesis of DEET, an insect repellent [1]."]
+    record = run(monkeypatch, tmp_path, world, scripted(SEARCH, f'Action: search_papers\nAction Input: {{"read": '
+                                                                f'"{DOI}"}}', "Final Answer: " + " ".join(claims)))
+    found = {c["claim"]: c for c in record["citations"]}
+    assert [(found[c]["verdict"], found[c].get("page")) for c in claims] == [("supported", 2), ("supported", 3),
+                                                                             ("supported", 1)]
+    md = (tmp_path / "results.md").read_text()
+    assert "[1, p. 2] ChemCrow planned the synthesis of DEET, which the RoboRXN" in md
