@@ -130,9 +130,9 @@ _DIRECTIONS = {
                "declining drop dropped drops dropping shrink shrank shrunk shrinks shrinking plunge plunged "
                "plunges slump slumped slumps tumble tumbled dip dipped dips reduce reduced reduces reduction "
                "contracted contraction lowered"),  # not "contract": in news, mostly a deal
-    "degree": ("more most higher highest greater greatest larger largest bigger biggest maximum above exceed "
-               "exceeded exceeds increasingly",
-               "less least lower lowest smaller smallest fewer fewest minimum below decreasingly"),
+    "degree": ("more most majority higher highest greater greatest larger largest bigger biggest maximum above "
+               "exceed exceeded exceeds increasingly",
+               "less least minority lower lowest smaller smallest fewer fewest minimum below decreasingly"),
     "quality": ("better best improve improved improves improvement strong stronger strongest positive",
                 "worse worst worsen worsened worsens deterioration weak weaker weakest negative"),
     "time": ("before earlier earliest prior previously", "after later latest afterwards subsequently"),
@@ -211,6 +211,7 @@ amount quantity volume
 price prices cost costs
 carry carried carries transport transported transports
 reach reached reaches hit
+coronavirus covid virus pandemic
 """
 SYNONYMS: dict[str, str] = {}
 for _line in _SYNONYMS.strip().splitlines():

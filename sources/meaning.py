@@ -112,7 +112,8 @@ def _names(c: _Case) -> Found:
     names = c.source.names
     for i, w in enumerate(c.words):
         if w.name and not w.direction and w.key not in c.spare and not names.has(w.text) \
-                and not _initials_found(c.words, i, names) and not _given_name(c, i):
+                and not (w.key[0] == "=" and w.key in c.source.keys) \
+                and not _initials_found(c.words, i, names) and not _given_name(c, i):  # "=": a synonym's group
             return UNSUPPORTED, f"\u2018{w.text}\u2019 is nowhere in the source"
     return None
 
