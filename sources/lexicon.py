@@ -117,6 +117,8 @@ colonel major captain capt lieutenant sergeant admiral commander officer detecti
 chairman chairwoman chair ceo executive director founder coach manager boss striker midfielder defender goalkeeper
 keeper winger forward skipper player star actor actress singer rapper author writer spokesman spokeswoman
 spokesperson lawyer attorney doctor nurse agent ambassador councillor councilor leader mp""")
+# names a source may write as the kind of thing they name, as a synonym's group says ("Covid": "the virus")
+KIND_NAMES = _words("covid coronavirus")
 PLACE_KINDS = _words("city cities town towns village county state country island region province district borough "
                      "port capital nation republic kingdom")
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
-from sources.lexicon import PLACE_KINDS, ROLES, about_the_source, unframed
+from sources.lexicon import KIND_NAMES, PLACE_KINDS, ROLES, about_the_source, unframed
 from sources.names import NameForms, initialism
 from sources.reading import Passages, Word, key_of, read_words
 from sources.scope import negations, polarity, reversed_direction, swapped_role
@@ -112,8 +112,8 @@ def _names(c: _Case) -> Found:
     names = c.source.names
     for i, w in enumerate(c.words):
         if w.name and not w.direction and w.key not in c.spare and not names.has(w.text) \
-                and not (w.key[0] == "=" and w.key in c.source.keys) \
-                and not _initials_found(c.words, i, names) and not _given_name(c, i):  # "=": a synonym's group
+                and not (plain(w.text) in KIND_NAMES and w.key in c.source.keys) \
+                and not _initials_found(c.words, i, names) and not _given_name(c, i):
             return UNSUPPORTED, f"\u2018{w.text}\u2019 is nowhere in the source"
     return None
 
@@ -139,7 +139,8 @@ def _given_name(c: _Case, i: int) -> bool:
     j = i + 1
     while j < len(c.words) and j <= i + 2 and c.words[j].name and not c.source.names.has(c.words[j].text):
         j += 1  # Ronald Wilson Reagan
-    if j >= len(c.words) or not c.words[j].name or c.words[j].direction or not c.source.names.has(c.words[j].text):
+    if j >= len(c.words) or not c.words[j].name or c.words[j].direction or not c.source.names.has(c.words[j].text) \
+            or j + 1 < len(c.words) and c.words[j + 1].name:  # the surname ends the name: not "X Volodymyr Zelenskiy"
         return False
     before = c.source.before(c.words[j].text)
     roles = {w for w in before if plain(w.text) in ROLES}

@@ -158,6 +158,8 @@ def test_a_correct_claim_read_the_way_a_person_reads_it_is_supported(source: str
      "‘minority’"),
     ("Former President Reagan spoke first. Nancy Reagan spoke next.", "President Ronald Reagan spoke first [1].",
      "‘Ronald’"),  # the source gives Reagan another first name: another person
+    ("The envoy met Ukrainian President Volodymyr Zelenskiy in July.", "The envoy met Beijing Volodymyr Zelenskiy "
+     "in July [1].", "‘Beijing’"),  # a word before a first name the source writes is no first name
 ])
 def test_what_the_new_readings_still_flag(source: str, claim: str, why: str) -> None:
     verdict, reason = judged(source, claim)
