@@ -1,19 +1,20 @@
 """A claim that names the work it cites: "Piwowar et al. (2018) estimate that ... [1]", "(Bran and Schwaller,
 2024)", "Boettiger's paper The forecast trap ...", "the report annual_review_2023.pdf says ...".
 
-What a source is, besides its text, counts as its words when a claim names it: a paper's authors (surnames, "et
-al."), year, title, venue and DOI (ledger.Work, from search_papers), any source's title and a document's file
-name. `as_cited` reads the claim's citation phrases: a first author or year given as the cited paper's that is
-not the paper's is contradicted, whatever else its text mentions (or wrong_source when another paper the task
-read is that one); the phrases, titles, venue and DOI are taken out of the claim before its words are looked for
-in the text, and the words of what the source is, with the nouns and reporting verbs of scholarly writing ("the
-study / the authors report / estimate / find", "the file says"), are not required of the passage.
+What a source is, besides its text, counts as its words when a claim names it: a paper's authors (surnames,
+"et al."), year, title, venue and DOI (ledger.Work, from search_papers), a document's file name, a page's
+title in quotation marks. `as_cited` reads the claim's citation phrases: a first author or year given as the
+cited paper's that is not the paper's is contradicted, whatever else its text mentions (or wrong_source when
+another paper the task read is that one); the phrases, titles, venue and DOI are taken out of the claim
+before its words are looked for in the text, and the words of what the source is, with the nouns and
+reporting verbs of scholarly writing ("the study / the authors report / estimate / find", "the file says"),
+are not required of the passage.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sources.ledger import Work
@@ -57,10 +58,12 @@ states stated writes""")
 @dataclass(frozen=True)
 class About:
     """What one source is, besides its text: a paper's Work (authors, year, title, venue, DOI), and the labels
-    a claim may name it by (its title, a document's file name)."""
+    a claim may name it by: as written (a paper's title, venue and DOI, a document's file name), or `quoted`
+    only (a page's title: a claim's words that happen to be its title are still the claim's)."""
 
     work: Work | None
     labels: tuple[str, ...] = ()
+    quoted: tuple[str, ...] = ()
 
     @property
     def checkable(self) -> bool:
@@ -70,11 +73,15 @@ class About:
 
 def about(title: str, url: str, work: Work | None) -> About:
     """A source as the check knows it: its title and, for a workspace file, its file name; a paper's work."""
-    labels = [title, *(work and (work.title, work.venue, work.doi) or ())]
+    labels = [title, work.title, work.venue, work.doi] if work else []
     if not re.match(r"(?i)^https?://", url):
         name = url.replace("\\", "/").rsplit("/", 1)[-1].split(", §", 1)[0].split("#", 1)[0]
         labels += [name, name.rsplit(".", 1)[0].replace("_", " ").replace("-", " ")]
-    return About(work, tuple(dict.fromkeys(" ".join(x.split()) for x in labels if x and x.strip())))
+    return About(work, _distinct(labels), _distinct([] if work else [title]))
+
+
+def _distinct(labels: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(" ".join(x.split()) for x in labels if x and x.strip()))
 
 
 @dataclass(frozen=True)
@@ -101,18 +108,25 @@ def as_cited(claim: str, cited: Sequence[About], others: Mapping[int, About]) ->
             spans.append((m.start(), m.end()))
             if not any(_names(m, who, w) for w in works):
                 return _wrong(m, who, works[0], others)
-    for label in (x for a in cited for x in a.labels if " " in x or "." in x):  # a title, venue, DOI, file name
-        for m in re.finditer(r"[\"“']?" + r"\W+".join(map(re.escape, fold(label).split())) + r"[\"”']?", text,
-                             re.IGNORECASE):
+    named = [(x, "?") for a in cited for x in a.labels if " " in x or "." in x] + \
+        [(x, "") for a in cited for x in a.quoted]  # a title, venue, DOI, file name; a page's title in quotes
+    for label, optional in named:
+        words = r"\W+".join(map(re.escape, fold(label).split()))
+        for m in re.finditer(rf"[\"“']{optional}{words}[\"”']{optional}", text, re.IGNORECASE):
             if not any(a < m.end() and m.start() < b for a, b in spans):
                 spans.append((m.start(), m.end()))
-    spare = {w.key for a in cited for x in (*a.labels, *(a.work.authors if a.work else ())) for w in read_words(x)
-             if w.key and not w.direction}
+    spare: frozenset[str] = frozenset()
     if works or spans:  # the claim names the source: how it says what it says is no word of the passage
-        spare |= {w.key for w in read_words(" ".join(_SCHOLARLY)) if w.key and not w.direction}
+        spare = _keys(_SCHOLARLY) | _keys(x for a in cited for x in (*a.labels, *a.quoted,
+                                                                    *(a.work.authors if a.work else ())))
     for a, b in sorted(spans, reverse=True):
         text = text[:a] + " " + text[b:]
     return Named(" ".join(text.split()) if spans else claim, frozenset(spare))
+
+
+def _keys(texts: Iterable[str]) -> frozenset[str]:
+    """The word keys of these texts (no direction words: "the growth paper" excuses no "grew")."""
+    return frozenset(w.key for x in texts for w in read_words(x) if w.key and not w.direction)
 
 
 def _is_phrase(m: re.Match[str]) -> bool:

@@ -83,6 +83,17 @@ def test_a_documents_file_name_and_title_count_as_its_words() -> None:
     assert judged("The annual review says revenue fell 12% [1].", ledger)[0] == "contradicted"
 
 
+def test_a_pages_title_counts_in_quotation_marks_and_its_words_stay_the_claims() -> None:
+    ledger = SourceLedger()
+    text = "Ford shares fell 5% on Monday after the carmaker cut its forecast."
+    ledger.observe(text, [Read("https://news.example/markets", "Carmakers under pressure", text)])
+    assert judged('The article "Carmakers under pressure" says Ford shares fell 5% on Monday [1].', ledger)[0] == \
+        "supported"
+    other = SourceLedger()
+    other.observe(text, [Read("https://news.example/markets", "Tesla shares fall", text)])
+    assert judged("Tesla shares fell 5% on Monday [1].", other) == ("unsupported", "‘Tesla’ is nowhere in the source")
+
+
 def test_the_work_survives_a_cached_result_and_the_sources_event_research_pools() -> None:
     read = Read(URL, "The state of OA (2018)", ABSTRACT, work=WORK)
     stored = json.loads(json.dumps(dataclasses.asdict(read)))  # as tools/cached.py stores and restores it
