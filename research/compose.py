@@ -24,7 +24,7 @@ from research.language import with_language
 from research.pool import Found, first_use, pool, remap_finding, renumbered, rewrite_markers
 from research.repair import bare, cited_lines, failing, mark, repair_prompt, unmarked
 from research.write import Caller, complete_text, end_whole, findings_report, headers_of, refusal, write_prompt
-from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations
+from sources.check import FABRICATED, MARKER, SUPPORTED, Citation, check_citations, claims, markers
 from sources.ledger import SourceLedger
 from sources.verify import verify_citations
 
@@ -80,6 +80,7 @@ def compose(question: str, plan: Sequence[SubQuestion], found: Sequence[Found], 
     final, uncited = renumbered(ledger, order)
     report.body = rewrite_markers(body, order.get)
     report.citations = delivered_citations(report.body, final, citations, order, judge)
+    report.body = paged(report.body, report.citations)
     report.sources = [{"n": s.n, "url": s.url, "title": s.title} for s in final.read_sources() if s.n in
                       order.values()]
     report.also_read = [{"url": s.url, "title": s.title} for s in uncited]
@@ -207,6 +208,29 @@ def delivered_citations(body: str, ledger: SourceLedger, last: Sequence[Citation
             out.append({"n": None, "url": None, "claim": claim, "verdict": FABRICATED, "passage": ""})
             checked.add(claim)
     return out
+
+
+def paged(body: str, citations: Sequence[dict[str, object]]) -> str:
+    """The body with `[n, p. X]` where the check found the page of source n its claim's passage is on (a PDF
+    read by page), as the citations list shows it."""
+    pages = {(bare(str(c["claim"])), c["n"]): c["page"] for c in citations if isinstance(c.get("page"), int)}
+    if not pages:
+        return body
+    out, at = [], 0
+    for claim in claims(body):
+        start = body.find(claim, at)
+        if start < 0:
+            continue
+        key = bare(claim)
+
+        def cite(m: re.Match[str], key: str = key) -> str:
+            numbers = markers(m.group(0))
+            if not any((key, n) in pages for n in numbers):
+                return m.group(0)
+            return "[" + "; ".join(f"{n}, p. {pages[key, n]}" if (key, n) in pages else str(n) for n in numbers) + "]"
+        out.append(body[at:start] + MARKER.sub(cite, claim))
+        at = start + len(claim)
+    return "".join(out) + body[at:]
 
 
 def _why(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sources.check import MARKER, markers
-from sources.ledger import Read, Source, SourceLedger
+from sources.ledger import Read, Source, SourceLedger, Work
 
 
 @dataclass
@@ -33,7 +33,7 @@ def pool(found: Iterable[Found]) -> SourceLedger:
         for s in sorted(f.read, key=lambda s: int(s.get("n") or 0)):
             ledger.note(Read(str(s["url"]), str(s.get("title") or ""), text=str(s.get("text") or ""),
                              aliases=tuple(str(a) for a in s.get("aliases") or ()),
-                             retracted=str(s.get("retracted") or "")))
+                             retracted=str(s.get("retracted") or ""), work=Work.of(s.get("work"))))
         for s in f.failed:
             ledger.note(Read(str(s["url"]), str(s.get("title") or ""), error=str(s.get("error") or "not read")))
     return ledger
@@ -73,5 +73,5 @@ def renumbered(ledger: SourceLedger, order: Mapping[int, int]) -> tuple[SourceLe
     out = SourceLedger()
     cited = sorted((s for s in ledger.read_sources() if s.n in order), key=lambda s: order[s.n or 0])
     for s in cited:
-        out.note(Read(s.url, s.title, text=s.text, aliases=tuple(s.aliases), retracted=s.retracted))
+        out.note(Read(s.url, s.title, text=s.text, aliases=tuple(s.aliases), retracted=s.retracted, work=s.work))
     return out, [s for s in ledger.read_sources() if s.n not in order]

@@ -28,6 +28,7 @@ from sources.lexicon import unquoted
 from sources.meaning import CONTRADICTED, SUPPORTED, UNCHECKED, UNSUPPORTED, Judgement, judge
 from sources.pages import page_of
 from sources.reading import ABBREVIATION, joined, passages
+from sources.works import About, about, as_cited
 
 WRONG_SOURCE, FABRICATED, NOT_READ = "wrong_source", "fabricated", "not_read"
 VERDICTS = (SUPPORTED, CONTRADICTED, UNSUPPORTED, WRONG_SOURCE, FABRICATED, NOT_READ, UNCHECKED)
@@ -100,6 +101,7 @@ def _is_reference_line(claim: str) -> bool:
 def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
     """Every `[n]` claim of the answer with its verdict, then every URL in it the task never read."""
     texts = {s.n: s.text for s in ledger.read_sources() if s.n is not None}
+    abouts = {s.n: about(s.title, s.url, s.work) for s in ledger.read_sources() if s.n is not None}
     out: list[Citation] = []
     for claim in claims(answer):
         cited = markers(claim)
@@ -107,30 +109,39 @@ def check_citations(answer: str, ledger: SourceLedger) -> list[Citation]:
             continue
         bare = _URL.sub(" ", MARKER.sub(" ", claim))
         known = [n for n in cited if n in texts]
-        found = verdict(bare, known, texts) if known else None
+        found = verdict(bare, known, texts, abouts) if known else None
         for n in cited:
             source = ledger.number(n)
             j = found if found is not None and n in texts else Judgement(FABRICATED, f"[{n}] is no source this task "
                                                                                      "read")
             out.append(Citation(n, source.url if source else None, claim, j.verdict, reason=j.reason,
-                                passage=j.passage, page=page_of(texts.get(n, ""), j.passage),
+                                passage=j.passage, page=page_of(texts.get(n, ""), j.passage, bare),
                                 retracted=source.retracted if source else ""))
     out += not_read(answer, ledger)
     return out
 
 
-def verdict(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
+def verdict(claim: str, cited: list[int], texts: Mapping[int, str],
+            abouts: Mapping[int, About] | None = None) -> Judgement:
     """The claim (without markers) against the sources it cites, read as one; an unsupported or contradicted
     claim that another source the task read supports on its own is wrong_source. A claim in another language
     than its sources (sources/language.py) is judged on its names, figures and dates only; one written wholly inside
-    quotation marks is judged without them."""
+    quotation marks is judged without them. `abouts`: what each source is besides its text (works.py: a paper's
+    authors and year, a title, a file name), which a claim may name."""
     claim = unquoted(claim)
+    spare: frozenset[str] = frozenset()
+    if abouts:
+        named = as_cited(claim, [abouts[n] for n in cited if n in abouts],
+                         {n: a for n, a in abouts.items() if n not in cited})
+        if named.verdict:
+            return Judgement(named.verdict, named.reason)
+        claim, spare = named.claim, named.spare
     if (crossed := across_languages(claim, [texts[n] for n in cited])) is None:
-        return _meaning(claim, cited, texts)
+        return _meaning(claim, cited, texts, spare)
     found = _across(claim_facts(crossed[0]), crossed[1], cited, texts)
     if found.verdict != UNSUPPORTED:
         return found
-    again = _meaning(claim, cited, texts)  # a page in the claim's own language may hold it as written
+    again = _meaning(claim, cited, texts, spare)  # a page in the claim's own language may hold it as written
     return again if again.verdict in (SUPPORTED, WRONG_SOURCE) else found
 
 
@@ -152,10 +163,11 @@ def _across(facts: list[Fact], anchors: set[str], cited: list[int], texts: Mappi
     return Judgement(UNSUPPORTED, "a figure or date of it is not in the source (judged across languages)")
 
 
-def _meaning(claim: str, cited: list[int], texts: Mapping[int, str]) -> Judgement:
+def _meaning(claim: str, cited: list[int], texts: Mapping[int, str], spare: frozenset[str] = frozenset()) -> Judgement:
     """The model-free meaning check (meaning.py) against the cited sources, then the others for wrong_source."""
     facts = claim_facts(claim)
-    found = judge(claim, passages(texts[cited[0]]) if len(cited) == 1 else joined(texts[n] for n in cited), facts)
+    found = judge(claim, passages(texts[cited[0]]) if len(cited) == 1 else joined(texts[n] for n in cited), facts,
+                  spare)
     if found.verdict not in (UNSUPPORTED, CONTRADICTED):
         return found
     for n, text in texts.items():

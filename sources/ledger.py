@@ -3,9 +3,35 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a paper is besides its text (search_papers): its authors as the service writes them, year, title,
+    venue and DOI. A claim may cite them ("Piwowar et al. (2018) estimate ..."): sources/works.py reads them."""
+
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    title: str = ""
+    venue: str = ""
+    doi: str = ""
+
+    @classmethod
+    def of(cls, data: Work | Mapping[str, Any] | None) -> Work | None:
+        """A Work from itself or from its JSON form (the trace's `sources` event, a cached tool result)."""
+        if data is None or isinstance(data, Work):
+            return data
+        year = data.get("year")
+        return cls(tuple(str(a) for a in data.get("authors") or ()), int(year) if isinstance(year, int) else None,
+                   str(data.get("title") or ""), str(data.get("venue") or ""), str(data.get("doi") or ""))
+
+    def record(self) -> dict[str, Any]:
+        """As JSON holds it."""
+        return asdict(self) | {"authors": list(self.authors)}
 
 
 @dataclass(frozen=True)
@@ -15,7 +41,8 @@ class Read:
     `text` None means the tool's whole observation is what it read. `error` set means the tool tried and
     could not read it (a DNS error, a 404, a blocked page): the source is listed as not read. `aliases` are
     other addresses of the same source, e.g. the URL asked for before a redirect. `retracted` says what marks
-    a paper retracted (search_papers): every claim citing it is marked, whatever its verdict.
+    a paper retracted (search_papers): every claim citing it is marked, whatever its verdict. `work` is a paper's
+    authors, year, title, venue and DOI (search_papers), which a claim may cite as the paper's.
     """
 
     url: str
@@ -24,6 +51,11 @@ class Read:
     error: str | None = None
     aliases: tuple[str, ...] = ()
     retracted: str = ""
+    work: Work | None = None
+
+    def __post_init__(self) -> None:
+        if self.work is not None and not isinstance(self.work, Work):  # its JSON form (a cached tool result)
+            object.__setattr__(self, "work", Work.of(self.work))
 
 
 @dataclass
@@ -38,6 +70,7 @@ class Source:
     text: str = ""  # kept for the citation check; records carry only record()
     aliases: list[str] = field(default_factory=list)
     retracted: str = ""  # what marks the paper retracted (search_papers), "" for any other source
+    work: Work | None = None  # a paper's authors, year, title, venue, DOI (search_papers)
 
     def record(self) -> dict[str, Any]:
         """The source as results.jsonl holds it: {n, url, title, read, error} (+ retracted for a retracted paper)."""
@@ -135,6 +168,7 @@ class SourceLedger:
                 source.text = (source.text + "\n\n" + text) if source.text else text
             source.title = source.title or one_line(read.title)
             source.retracted = source.retracted or one_line(read.retracted, 300)
+            source.work = source.work or read.work
         for key in keys:
             self._by_key.setdefault(key, source)
             if key != normalize_url(source.url) and key not in source.aliases:
@@ -169,8 +203,10 @@ class SourceLedger:
 
     def texts(self) -> list[dict[str, Any]]:
         """The read sources with the text each gave and its other addresses: what a report built from several
-        tasks checks its citations against (the agent's `sources` event carries it to the trace)."""
-        return [{**s.record(), "text": s.text, "aliases": list(s.aliases)} for s in self.read_sources()]
+        tasks checks its citations against (the agent's `sources` event carries it to the trace), with a paper's
+        `work`."""
+        return [{**s.record(), "text": s.text, "aliases": list(s.aliases)} | ({"work": s.work.record()} if s.work
+                                                                               else {}) for s in self.read_sources()]
 
     def records(self) -> list[dict[str, Any]]:
         """Every source as results.jsonl holds it: read ones by number, then the ones that failed."""

@@ -108,6 +108,17 @@ def about_the_source(claim: str) -> bool:
 
 NEGATIONS = _words("not no never cannot none nobody nothing neither nor nowhere")
 # a place's kind before "of" and its name: "the city of Milan" says no more than "Milan"
+# a person's title or role before their surname ("President Reagan", "Mr Charney", "striker Tevez"): a source
+# naming one so names the same person a claim gives a first name the source leaves out (meaning.py)
+ROLES = _words("""mr mrs ms miss mx dr prof professor sir dame lord lady president vice senator congressman
+congresswoman representative governor mayor judge justice minister secretary chancellor premier king queen prince
+princess duke duchess emperor pope cardinal bishop archbishop reverend rev father pastor rabbi imam sheikh general
+colonel major captain capt lieutenant sergeant admiral commander officer detective inspector constable sheriff chief
+chairman chairwoman chair ceo executive director founder coach manager boss striker midfielder defender goalkeeper
+keeper winger forward skipper player star actor actress singer rapper author writer spokesman spokeswoman
+spokesperson lawyer attorney doctor nurse agent ambassador councillor councilor leader mp""")
+# names a source may write as the kind of thing they name, as a synonym's group says ("Covid": "the virus")
+KIND_NAMES = _words("covid coronavirus")
 PLACE_KINDS = _words("city cities town towns village county state country island region province district borough "
                      "port capital nation republic kingdom")
 
@@ -121,9 +132,9 @@ _DIRECTIONS = {
                "declining drop dropped drops dropping shrink shrank shrunk shrinks shrinking plunge plunged "
                "plunges slump slumped slumps tumble tumbled dip dipped dips reduce reduced reduces reduction "
                "contracted contraction lowered"),  # not "contract": in news, mostly a deal
-    "degree": ("more most higher highest greater greatest larger largest bigger biggest maximum above exceed "
-               "exceeded exceeds increasingly",
-               "less least lower lowest smaller smallest fewer fewest minimum below decreasingly"),
+    "degree": ("more most majority higher highest greater greatest larger largest bigger biggest maximum above "
+               "exceed exceeded exceeds increasingly",
+               "less least minority lower lowest smaller smallest fewer fewest minimum below decreasingly"),
     "quality": ("better best improve improved improves improvement strong stronger strongest positive",
                 "worse worst worsen worsened worsens deterioration weak weaker weakest negative"),
     "time": ("before earlier earliest prior previously", "after later latest afterwards subsequently"),
@@ -202,6 +213,7 @@ amount quantity volume
 price prices cost costs
 carry carried carries transport transported transports
 reach reached reaches hit
+coronavirus covid virus pandemic
 """
 SYNONYMS: dict[str, str] = {}
 for _line in _SYNONYMS.strip().splitlines():

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sources.facts import Fact, SourceText, claim_facts, context, keywords, placed_facts
-from sources.lexicon import PLACE_KINDS, about_the_source, unframed
+from sources.lexicon import KIND_NAMES, PLACE_KINDS, ROLES, about_the_source, unframed
 from sources.names import NameForms, initialism
 from sources.reading import Passages, Word, key_of, read_words
 from sources.scope import negations, polarity, reversed_direction, swapped_role
-from sources.spelling import fold
+from sources.spelling import fold, plain
 from sources.wordnet import synonyms
 
 SUPPORTED, CONTRADICTED, UNSUPPORTED, UNCHECKED = "supported", "contradicted", "unsupported", "unchecked"
@@ -52,8 +52,10 @@ class Judgement:
     passage: str = ""
 
 
-def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judgement:
-    """The verdict of one claim (without its markers) against one source's text."""
+def judge(claim: str, source: Passages, facts: list[Fact] | None = None,
+          spare: frozenset[str] = frozenset()) -> Judgement:
+    """The verdict of one claim (without its markers) against one source's text; the word keys in `spare` are
+    not required of it (what the source is: its title, authors ..., works.py)."""
     if not source.sentences:
         return Judgement(UNCHECKED, "no text of the source to check against")
     if about_the_source(claim):
@@ -71,7 +73,7 @@ def judge(claim: str, source: Passages, facts: list[Fact] | None = None) -> Judg
     keys = {w.key for w in window if w.key}
     plain = [w for w in content if w.key[0] != "#" and not w.direction]
     plain_share = sum(w.key in keys for w in plain) / len(plain) if len(plain) >= 3 else 0.0
-    case = _Case(claim, words, content, facts, source, chosen, window, keys, share, plain_share, passage)
+    case = _Case(claim, words, content, facts, source, chosen, window, keys, share, plain_share, passage, spare)
     for check in (_names, _figures, _negation, _direction, _roles, _words):
         found = check(case)
         if found is not None:
@@ -95,6 +97,7 @@ class _Case:
     share: float  # of the claim's weighted words, in the window
     plain_share: float  # of its words other than figures and directions
     passage: str
+    spare: frozenset[str] = frozenset()  # word keys not required: what the source is (works.py)
 
     @property
     def one(self) -> bool:
@@ -108,7 +111,9 @@ Found = tuple[str, str] | None
 def _names(c: _Case) -> Found:
     names = c.source.names
     for i, w in enumerate(c.words):
-        if w.name and not w.direction and not names.has(w.text) and not _initials_found(c.words, i, names):
+        if w.name and not w.direction and w.key not in c.spare and not names.has(w.text) \
+                and not (plain(w.text) in KIND_NAMES and w.key in c.source.keys) \
+                and not _initials_found(c.words, i, names) and not _given_name(c, i):
             return UNSUPPORTED, f"\u2018{w.text}\u2019 is nowhere in the source"
     return None
 
@@ -125,6 +130,22 @@ def _initials_found(words: list[Word], i: int, names: NameForms) -> bool:
         end += 1
     return any(names.abbreviates("".join(w.text[0] for w in words[a:b]))
                for a in range(start, i + 1) for b in range(max(a + 2, i + 1), min(end, a + 4) + 1))
+
+
+def _given_name(c: _Case, i: int) -> bool:
+    """A first name the source leaves out of a person it names by title or role and surname: "Ronald" of
+    "President Ronald Reagan" where the source writes "President Reagan" (or "Mr Charney", "striker Tevez"), and
+    no other first name before that surname ("Nancy Reagan": then "Ronald" is another person)."""
+    j = i + 1
+    while j < len(c.words) and j <= i + 2 and c.words[j].name and not c.source.names.has(c.words[j].text):
+        j += 1  # Ronald Wilson Reagan
+    if j >= len(c.words) or not c.words[j].name or c.words[j].direction or not c.source.names.has(c.words[j].text) \
+            or j + 1 < len(c.words) and c.words[j + 1].name:  # the surname ends the name: not "X Volodymyr Zelenskiy"
+        return False
+    before = c.source.before(c.words[j].text)
+    roles = {w for w in before if plain(w.text) in ROLES}
+    given = {w for w in before - roles if w.key and (w.name or not w.text[:1].isupper() and w.text.isalpha())}
+    return bool(roles) and not given
 
 
 def _capital(w: Word) -> bool:
@@ -226,9 +247,11 @@ def _roles(c: _Case) -> Found:
 
 
 def _words(c: _Case) -> Found:
-    plain = [w for i, w in enumerate(c.words) if w.key and w.key[0] != "#" and not _classifier(c.words, i)]
-    missing = [w.text for w in plain if w.key not in c.source.keys and not _reworded(w.text, c.source.keys)
-               and not (w.name and not w.direction)]  # a name: _names found it (Belgian for Belgium, US)
+    plain = [w for i, w in enumerate(c.words) if w.key and w.key[0] != "#" and not _classifier(c.words, i)
+             and w.key not in c.spare]
+    missing = [w.text for i, w in enumerate(c.words) if w in plain and w.key not in c.source.keys
+               and not _reworded(w.text, c.source.keys) and not (w.name and not w.direction)  # _names found it
+               and not (i == 0 and w.text[:1].isupper() and _given_name(c, i))]  # "Ronald Reagan ..."
     if len(missing) > math.floor(len(plain) / SPARE):
         return UNSUPPORTED, f"\u2018{missing[0]}\u2019 is nowhere in the source"
     return None

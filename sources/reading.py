@@ -92,6 +92,18 @@ class Passages:
                 self.index.setdefault(key, []).append(i)
         self.keys = set(self.index)
         self.names = NameForms(w.text for ws in self.words for w in ws if w.key or w.text.isalpha() and len(w.text) < 4)
+        self._before: dict[str, set[Word]] | None = None
+
+    def before(self, name: str) -> set[Word]:
+        """The words the text writes just before this word (BREAK at a sentence's or clause's start): "President
+        Reagan", "Nancy Reagan" -> {President, Nancy}. Made on the first question (few claims ask)."""
+        if self._before is None:
+            self._before = {}
+            for ws in self.words:
+                for j, w in enumerate(ws):
+                    if w.key and w.text.isalpha():
+                        self._before.setdefault(plain(w.text), set()).add(ws[j - 1] if j else BREAK)
+        return self._before.get(plain(name), set())
 
     def align(self, weights: dict[str, float]) -> tuple[list[int], float]:
         """The sentence, or two sentences at most three apart, holding most of the weighted keys (a second one

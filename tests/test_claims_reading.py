@@ -136,6 +136,12 @@ _QUAKE = ("The quake struck at 3pm near Lucca. There were no immediate reports o
      '"The pandemic has reached over 190 countries and 200 territories." [1]'),
     ("rory tees off at the invitational in orlando on march 19 , his last event before augusta .",
      "He tees off at the invitational in Orlando on March 19 [1]."),
+    # "most" for "the majority"; the virus an abstract names by what it is; a first name the source leaves out
+    ("The majority of voters backed the plan in the March referendum.", "Most voters backed the plan [1]."),
+    ("Most voters backed the plan in the March referendum.", "The majority of voters backed the plan [1]."),
+    ("The virus has spread to 20 countries, health officials said.", "Officials said Covid has spread to 20 countries "
+                                                                     "[1]."),
+    ("Mr Charney's lawyer said the claims were false.", "The lawyer of Dov Charney said the claims were false [1]."),
 ])
 def test_a_correct_claim_read_the_way_a_person_reads_it_is_supported(source: str, claim: str) -> None:
     assert judged(source, claim)[0] == "supported"
@@ -148,6 +154,12 @@ def test_a_correct_claim_read_the_way_a_person_reads_it_is_supported(source: str
     ("The council elected Ruiz on Monday.", "Ruiz's dismissal by the council came on Monday [1].", "‘dismissal’"),
     ("The bridge opened in May, but the tunnel did not open until June.", "The bridge did not open in May [1].",
      "‘not’"),  # the tunnel's negation is not the bridge's
+    ("Most voters backed the plan in the March referendum.", "A minority of voters backed the plan [1].",
+     "‘minority’"),
+    ("Former President Reagan spoke first. Nancy Reagan spoke next.", "President Ronald Reagan spoke first [1].",
+     "‘Ronald’"),  # the source gives Reagan another first name: another person
+    ("The envoy met Ukrainian President Volodymyr Zelenskiy in July.", "The envoy met Beijing Volodymyr Zelenskiy "
+     "in July [1].", "‘Beijing’"),  # a word before a first name the source writes is no first name
 ])
 def test_what_the_new_readings_still_flag(source: str, claim: str, why: str) -> None:
     verdict, reason = judged(source, claim)

@@ -40,7 +40,7 @@ li.citation{margin:.3rem 0}details.passage pre{max-height:16rem}
 main a,main .meta,main code,main td,main li{overflow-wrap:anywhere}div.table{overflow-x:auto}
 @media print{main{max-width:none}details.passage{display:none}a{color:inherit}}"""
 _MARK = re.compile(re.escape(esc(MARK)) + r"(?: \([a-z ]+\))?")
-_CITE = re.compile(r"\[(\d{1,3}(?:, \d{1,3})*)\]")
+_CITE = re.compile(r"\[(\d{1,3}(?:, p\. \d{1,5})?(?:[,;] \d{1,3}(?:, p\. \d{1,5})?)*)\]")  # [1, 2], [1, p. 3]
 PASSAGE_CHARS = 1500
 
 
@@ -96,7 +96,9 @@ def _body(markdown: str) -> str:
     html = _MARK.sub(lambda m: f'<span class="mark">{m.group(0)}</span>', html)
 
     def cite(m: re.Match[str]) -> str:
-        links = ", ".join(f'<a href="#source-{n}">{n}</a>' for n in m.group(1).split(", "))
+        parts = re.findall(r"(\d{1,3})(, p\. \d{1,5})?", m.group(1))
+        links = ("; " if any(page for _, page in parts) else ", ").join(
+            f'<a href="#source-{n}">{n}</a>{page}' for n, page in parts)
         return f'<sup class="cite">[{links}]</sup>'
     return _CITE.sub(cite, html)
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from config import Settings
 from core.secrets import SecretRedactor
 from core.text import truncate_middle
-from sources.ledger import Read, placed
+from sources.ledger import Read, Work, placed
 from tools.base import Tool, ToolOutput
 from tools.documents.confined import DocLimits
 from tools.documents.errors import ConversionError
@@ -123,7 +123,7 @@ class SearchPapersTool(Tool):
             blocks.append(f"{placed(paper.url)}\n{text}")
             aliases = self._own(paper, shared)
             reads.append(Read(paper.url, source_title(paper), text, aliases=aliases,
-                              retracted=paper.retracted))
+                              retracted=paper.retracted, work=work_of(paper)))
         head = f'Papers for "{query}" ({service.label}):'
         tail = 'Read a paper\'s open-access PDF with {"read": "<its DOI>"}; cite each paper by its number.'
         return ToolOutput("\n\n".join([*notes, head, *blocks, tail]), read=reads, failures=failures)
@@ -183,7 +183,7 @@ class SearchPapersTool(Tool):
         body = truncate_middle(text, MAX_CHARS, "ask for fewer pages")
         return ToolOutput("\n".join(lines) + "\n\n" + body, read=[Read(
             paper.url, source_title(paper), body, aliases=self._own(paper, set(), result.url),
-            retracted=paper.retracted)])
+            retracted=paper.retracted, work=work_of(paper))])
 
     def _failed(self, paper: Paper, why: str) -> str | ToolOutput:
         """A read that failed: one 'Error: ...' line; for a retracted paper, its mark and record as its source."""
@@ -192,7 +192,8 @@ class SearchPapersTool(Tool):
         text = hit_text(paper)
         return ToolOutput(f"{placed(paper.url)}\n{text}\n\nThe paper's full text was not read: {why}",
                           read=[Read(paper.url, source_title(paper), text, aliases=self._own(paper, set()),
-                                     retracted=paper.retracted)], failures=[why])
+                                     retracted=paper.retracted, work=work_of(paper))],
+                          failures=[why])
 
     def _lookup(self, wanted: str) -> Paper:
         """The paper with this DOI from the first service that knows it (OpenAlex's lookup by DOI is free)."""
@@ -246,6 +247,11 @@ def _shared(papers: list[Paper]) -> set[str]:
         for address in (paper.url, *_aliases(paper)):
             givers.setdefault(address.lower(), set()).add(paper.key)
     return {address for address, keys in givers.items() if len(keys) > 1}
+
+
+def work_of(paper: Paper) -> Work:
+    """What the claim check may hold a claim naming the paper to: its authors, year, title, venue, DOI."""
+    return Work(tuple(paper.authors), paper.year, paper.title, paper.venue, paper.doi)
 
 
 def _names_a_paper(address: str, paper: Paper) -> bool:
