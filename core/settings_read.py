@@ -22,7 +22,7 @@ from pathlib import Path
 from core.errors import ConfigError
 
 MAX_BYTES = 1 << 20  # a settings file is a few lines; a bigger one is a mistake (or a device)
-_TRIES = 3  # a link swapped in between the resolution and the open: resolve again, then give up
+_TRIES = 10  # a link swapped in between the resolution and the open: resolve again, then give up
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
@@ -61,7 +61,10 @@ def read_once(path: Path, own_folders: Iterable[Path] = ()) -> SettingsFile | No
     regular file there (missing, a folder, a FIFO...); ConfigError when it cannot be read or is too big."""
     folders = tuple(own_folders)
     for _ in range(_TRIES):
-        real = Path(os.path.realpath(path))
+        try:
+            real = Path(os.path.realpath(path))
+        except OSError:  # a link replaced while it was resolved: resolve again
+            continue
         try:
             folder_fd = os.open(real.parent, _DIR)
         except OSError:

@@ -264,7 +264,8 @@ def notice(left: Iterable[LeftOut], main_py: Path) -> str:
 
 def trust_target(file: Path) -> Path:
     """What `main.py trust` is given to trust a file: its folder for a .env or models.toml, else the file."""
-    return file.resolve().parent if file.name in (".env", "models.toml") else file.resolve()
+    folder = Path(os.path.realpath(file.parent))  # the .env's own link is not followed: it may have changed since
+    return folder if file.name in (".env", "models.toml") else folder / file.name
 
 
 _TOLD: set[str] = set()
