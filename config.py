@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -14,9 +13,9 @@ from typing import Any
 
 from core.envfile import file_layers
 from core.errors import ConfigError
-from core.models_file import ModelAlias, models_file_path, models_layer
+from core.models_file import ModelAlias, provider_settings
 from core.search_settings import check_search
-from core.trust import LeftOut, chosen, notice, own_folders, tell_once
+from core.trust import chosen, notice, own_folders, tell_once
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -189,7 +188,7 @@ class Settings:
     writer_model: str | None = None  # research: the model that writes and repairs the report (default: model)
     models_file: Path | None = None  # AGENT_MODELS_FILE, else ./models.toml when present (core/models_file.py)
     model_aliases: tuple[ModelAlias, ...] = ()  # its aliases, each accepted wherever a model is
-    left_out_aliases: tuple[tuple[str, str], ...] = ()  # an untrusted models file's aliases left out: (name, file)
+    left_out: tuple[tuple[str, str], ...] = ()  # (variable or `alias NAME (...)`, file) not applied: untrusted
     # The other providers' variables (providers/hosts.py names them): keys and tokens (secrets, core/secrets.py),
     # then base URLs, endpoints and the Azure API version, as (VARIABLE, value) pairs.
     provider_keys: tuple[tuple[str, str], ...] = ()
@@ -347,30 +346,11 @@ def load_settings(
             values[key], origins[key] = value, _FLAGS.get(key, "a flag")
     by_user = chosen("AGENT_MODELS_FILE", env) or ("AGENT_MODELS_FILE" in files.by_user and
                                                    chosen("AGENT_MODELS_FILE", files.values))
-    values.update(_providers(values, layered, by_user, files.left))
+    values.update(provider_settings(values.get("models_file"), layered, own_folders(PROJECT_ROOT), by_user, files.left))
     tell_once(notice(files.left, PROJECT_ROOT / "main.py"))
     settings = Settings(**values, origins=tuple(sorted(origins.items())))
     _validate(settings)
     return settings
-
-
-# The variables of the other providers' keys, tokens, base URLs and endpoints (providers/hosts.py has the names).
-_PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
-_PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
-
-
-def _providers(values: dict[str, Any], layered: Mapping[str, str], by_user: bool,
-               left: list[LeftOut]) -> dict[str, Any]:
-    """The models file's aliases and the provider variables (the keys its aliases name among them). An untrusted
-    models file's aliases that would send a key to a server of its choosing are left out, noted in `left`."""
-    path = values.get("models_file") or models_file_path(None)
-    aliases, out = models_layer(path, own_folders(PROJECT_ROOT), by_user) if path else ((), [])
-    left += out
-    named = {a.api_key_env for a in aliases if a.api_key_env}
-    keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in named))
-    urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
-    return {"models_file": path, "model_aliases": aliases, "provider_keys": keys, "provider_urls": urls,
-            "left_out_aliases": tuple((name.split()[1], str(item.file)) for item in out for name in item.names)}
 
 
 # Settings with a fixed set of values.

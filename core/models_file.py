@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,26 @@ def models_layer(path: Path, own: tuple[Path, ...], by_user: bool) -> tuple[tupl
         return aliases, []
     routed = tuple(f"alias {a.name} ({', '.join(a.routing)})" for a in aliases if a.routing)
     return tuple(a for a in aliases if not a.routing), [LeftOut(path, routed, verdict.state)]
+
+
+# The variables of the other providers' keys, tokens, base URLs and endpoints (providers/hosts.py has the names).
+_PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
+_PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
+
+
+def provider_settings(named: Path | None, layered: Mapping[str, str], own: tuple[Path, ...], by_user: bool,
+                      left: list[LeftOut]) -> dict[str, Any]:
+    """Settings' models file, its aliases, the provider variables (the keys its aliases name among them) and what
+    was left out (`left` gains the untrusted models file's aliases that would send a key to a server of its
+    choosing). `named`: AGENT_MODELS_FILE, else ./models.toml when present."""
+    path = named or models_file_path(None)
+    aliases, out = models_layer(path, own, by_user) if path else ((), [])
+    left += out
+    keys_named = {a.api_key_env for a in aliases if a.api_key_env}
+    keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in keys_named))
+    urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
+    return {"models_file": path, "model_aliases": aliases, "provider_keys": keys, "provider_urls": urls,
+            "left_out": tuple((name, str(item.file)) for item in left for name in item.names)}
 
 
 def _alias(path: Path, name: str, table: Any) -> ModelAlias:

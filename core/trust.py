@@ -254,12 +254,17 @@ def notice(left: Iterable[LeftOut], main_py: Path) -> str:
     if not items:
         return ""
     parts = [f"{item.file}{_why(item)}: {', '.join(item.names)}" for item in items]
-    targets = dict.fromkeys(shlex.quote(str(trust_target(item.file))) for item in items)
-    program = "main.py" if Path.cwd() == main_py.parent else shlex.quote(str(main_py))
-    fix = "; ".join(f"python {program} trust {target}" for target in targets)
+    fix = trust_command((item.file for item in items), main_py)
     return terminal_safe(f"warning: not applied, from files you have not trusted (they would run commands, change "
                          f"confinement, send keys elsewhere or use other keys): {'; '.join(parts)}. To apply them "
                          f"once you have read the files: {fix}", one_line=True)
+
+
+def trust_command(files: Iterable[Path], main_py: Path) -> str:
+    """`python main.py trust DIR` for each folder (or file) to trust, main.py named as it runs from here."""
+    program = "main.py" if Path.cwd() == main_py.parent else shlex.quote(str(main_py))
+    targets = dict.fromkeys(shlex.quote(str(trust_target(file))) for file in files)
+    return "; ".join(f"python {program} trust {target}" for target in targets)
 
 
 def trust_target(file: Path) -> Path:

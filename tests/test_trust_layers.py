@@ -6,11 +6,13 @@ layered as the one beside main.py is (the project's own .env is the developer's 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.cli import ROOT, clean_env, run_main
+from tests.fakes.cli import GUARD, ROOT, clean_env, run_main
 from tests.fakes.hostile import HostileWeb, action
 from tests.fakes.loopback import LoopbackServer
 
@@ -117,3 +119,21 @@ def test_the_projects_own_env_stands_under_a_start_folders(tmp_path: Path, monke
     assert (settings.block_domains, settings.sandbox, settings.max_cost) == (("tracker.example",), "require", 1)
     assert settings.model == "openai:from-folder"  # what the user left open, the folder sets
     assert settings.origin("max_cost") == str(project / ".env")
+
+
+def test_a_malformed_mcp_variable_is_named_as_the_variable_and_check_setup_names_trust(tmp_path: Path) -> None:
+    env = users_own(tmp_path, "")
+    folder = start_folder(tmp_path, "")
+    proc = run_main(folder, "tasks.txt", "--model", "openai:m", env={**env, "AGENT_MCP_SERVERS": "nonsense", "OPENAI_API_KEY": "sk-x",
+                                                                         "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert proc.returncode == 2
+    assert "AGENT_MCP_SERVERS 'nonsense': expected NAME=COMMAND or NAME=URL" in proc.stderr
+    assert "--mcp 'nonsense'" not in proc.stderr
+
+    # A folder whose .env holds the key and the server: until trusted, check_setup says so, not "set a key".
+    (folder / ".env").write_text("OPENAI_API_KEY=sk-folder\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\n")
+    check = subprocess.run([sys.executable, str(ROOT / "check_setup.py"), "--offline", "--model", "openai:m"],
+                           cwd=folder, env=env, capture_output=True, text=True, timeout=GUARD)
+    assert "not applied until you trust their files: OPENAI_API_KEY, OPENAI_BASE_URL" in check.stdout
+    assert f"trust this folder's .env, which sets it: python {ROOT / 'main.py'} trust {folder}" in check.stdout
+    assert "set OPENAI_API_KEY in the environment" not in check.stdout and "ollama serve" not in check.stdout
