@@ -124,13 +124,14 @@ def test_the_projects_own_env_stands_under_a_start_folders(tmp_path: Path, monke
 def test_a_malformed_mcp_variable_is_named_as_the_variable_and_check_setup_names_trust(tmp_path: Path) -> None:
     env = users_own(tmp_path, "")
     folder = start_folder(tmp_path, "")
-    proc = run_main(folder, "tasks.txt", "--model", "openai:m", env={**env, "AGENT_MCP_SERVERS": "nonsense", "OPENAI_API_KEY": "sk-x",
-                                                                         "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    env.update(OPENAI_API_KEY="sk-x", OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    proc = run_main(folder, "tasks.txt", "--model", "openai:m", env={**env, "AGENT_MCP_SERVERS": "nonsense"})
     assert proc.returncode == 2
     assert "AGENT_MCP_SERVERS 'nonsense': expected NAME=COMMAND or NAME=URL" in proc.stderr
     assert "--mcp 'nonsense'" not in proc.stderr
 
     # A folder whose .env holds the key and the server: until trusted, check_setup says so, not "set a key".
+    del env["OPENAI_API_KEY"], env["OPENAI_BASE_URL"]
     (folder / ".env").write_text("OPENAI_API_KEY=sk-folder\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\n")
     check = subprocess.run([sys.executable, str(ROOT / "check_setup.py"), "--offline", "--model", "openai:m"],
                            cwd=folder, env=env, capture_output=True, text=True, timeout=GUARD)
