@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from cache.cli import describe
-from config import load_settings
+from config import PROJECT_ROOT, load_settings
 from core.errors import ConfigError
 from core.search_settings import papers_mode
 from core.secrets import SecretRedactor
+from core.trust import trust_command
 from main import apply_base_url
 from providers.registry import KEY_ENV
 from report.markdown import plural
@@ -95,7 +96,9 @@ def check_keys(settings: Any, needs: dict[str, list[str]]) -> list[Check]:
         key, users = key_value(settings, var), needs.get(var)
         if users:
             rows.append(Check(f"key {var}", OK if key else FAIL, f"{key_state(key)} (for {', '.join(users)})",
-                              "" if key else f"set {var} in the environment or a .env file"))
+                              "" if key else f"trust this folder's .env, which sets it: {trust_hint(settings)}"
+                              if any(name == var for name, _ in settings.left_out) else
+                              f"set {var} in the environment or a .env file"))
         elif key:
             rows.append(Check(f"key {var}", OK, "set (no chosen model uses it)"))
     return rows
@@ -293,8 +296,8 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
     if any(c.mark == FAIL for c in checks):
         return checks
     main = main_model(settings)  # keys are judged by the models a run would call
-    checks += check_keys(settings, key_needs(settings, main))
-    model_rows = check_model(settings, offline, main)
+    checks += check_trust(settings) + check_keys(settings, key_needs(settings, main))
+    model_rows = trust_first(settings, check_model(settings, offline, main))
     checks += model_rows + check_prompt(settings, model_rows, main) + check_roles(settings, offline)
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         guarded: list[tuple[str, Callable[[], Check]]] = [
@@ -311,6 +314,28 @@ def run_checks(settings: Any, offline: bool) -> list[Check]:
                 checks.append(Check(name, FAIL, f"{type(exc).__name__}: {exc}"))
     checks += check_mcp(settings)
     return checks + check_attachments(settings)
+
+
+def check_trust(settings: Any) -> list[Check]:
+    """What a start folder's untrusted files set that was left out (core/trust.py), with the command that applies
+    it: in a folder whose .env holds the keys or the model server, that is the fix, not a key or Ollama."""
+    if not settings.left_out:
+        return []
+    names = ", ".join(dict.fromkeys(name for name, _ in settings.left_out))
+    return [Check("trust", WARN, f"not applied until you trust their files: {names}",
+                  f"read the files, then: {trust_hint(settings)}")]
+
+
+def trust_hint(settings: Any) -> str:
+    return trust_command((Path(file) for _, file in settings.left_out), PROJECT_ROOT / "main.py")
+
+
+def trust_first(settings: Any, rows: list[Check]) -> list[Check]:
+    """A model that cannot be chosen or reached while a folder's settings wait for trust: trust is the fix named."""
+    if not settings.left_out:
+        return rows
+    return [Check(r.name, r.mark, r.detail, f"settings of this folder were left out (the trust row): "
+                  f"{trust_hint(settings)}") if r.mark == FAIL else r for r in rows]
 
 
 def check_attachments(settings: Any) -> list[Check]:

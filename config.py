@@ -1,21 +1,21 @@
-"""One frozen settings object: defaults, then .env, then the environment, then CLI flags win."""
+"""One frozen settings object: defaults, then the .env files (core/envfile.py: the user's own, AGENT_ENV_FILE, then
+the start folder's), then the environment, then CLI flags win."""
 
 from __future__ import annotations
 
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from core.envfile import dotenv_layer, find_dotenv_file
+from core.envfile import file_layers
 from core.errors import ConfigError
-from core.models_file import ModelAlias, models_file_path, models_layer
+from core.models_file import ModelAlias, provider_settings
 from core.search_settings import check_search
-from core.trust import LeftOut, chosen, file_state, notice, tell_once
+from core.trust import chosen, notice, own_folders, tell_once
 from core.values import comma_list, entries, number, parse_bool, paths, whole
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -188,6 +188,7 @@ class Settings:
     writer_model: str | None = None  # research: the model that writes and repairs the report (default: model)
     models_file: Path | None = None  # AGENT_MODELS_FILE, else ./models.toml when present (core/models_file.py)
     model_aliases: tuple[ModelAlias, ...] = ()  # its aliases, each accepted wherever a model is
+    left_out: tuple[tuple[str, str], ...] = ()  # (variable or `alias NAME (...)`, file) not applied: untrusted
     # The other providers' variables (providers/hosts.py names them): keys and tokens (secrets, core/secrets.py),
     # then base URLs, endpoints and the Azure API version, as (VARIABLE, value) pairs.
     provider_keys: tuple[tuple[str, str], ...] = ()
@@ -320,13 +321,12 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     env_file: Path | None = None,
 ) -> Settings:
-    """Build Settings: defaults < .env < environment < CLI flags (None flags are ignored). What a .env or models
-    file of a folder the user has not trusted may not set is left out, with one line on stderr (core/trust.py)."""
+    """Build Settings: defaults < .env files < environment < CLI flags (None flags are ignored). What a start
+    folder's .env or models file may not set (untrusted, or loosening the user's own) is left out, with one line
+    on stderr (core/trust.py); `env_file` (a caller's own) stands for the user's files and the folder's."""
     env = {k: v for k, v in (os.environ if environ is None else environ).items() if v != ""}
-    path = env_file or find_dotenv_file(PROJECT_ROOT)
-    state = "trusted" if env_file is None and chosen("AGENT_ENV_FILE", os.environ) else file_state(path, PROJECT_ROOT)
-    dotenv, left = dotenv_layer(path, state)
-    layered = {**dotenv, **env}
+    files = file_layers(PROJECT_ROOT, os.environ, env_file)
+    layered = {**files.values, **env}
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for name, variables, parse in _ENV:
@@ -337,36 +337,20 @@ def load_settings(
             values[name] = parse(layered[var])
         except ValueError as exc:
             raise ConfigError(f"{var}={layered[var]!r} is not valid for {setting_name(name)}: {exc}", var) from exc
-        origins[name] = "the environment" if var in env else str(path)
+        origins[name] = "the environment" if var in env else files.origins[var]
     known = {f.name for f in fields(Settings)}
     for key, value in (cli or {}).items():
         if key not in known:
             raise ConfigError(f"unknown setting {key!r}", key)
         if value is not None and value != ():
             values[key], origins[key] = value, _FLAGS.get(key, "a flag")
-    values.update(_providers(values, layered, chosen("AGENT_MODELS_FILE", env), left))
-    tell_once(notice(left))
+    by_user = chosen("AGENT_MODELS_FILE", env) or ("AGENT_MODELS_FILE" in files.by_user and
+                                                   chosen("AGENT_MODELS_FILE", files.values))
+    values.update(provider_settings(values.get("models_file"), layered, own_folders(PROJECT_ROOT), by_user, files.left))
+    tell_once(notice(files.left, PROJECT_ROOT / "main.py"))
     settings = Settings(**values, origins=tuple(sorted(origins.items())))
     _validate(settings)
     return settings
-
-
-# The variables of the other providers' keys, tokens, base URLs and endpoints (providers/hosts.py has the names).
-_PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
-_PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
-
-
-def _providers(values: dict[str, Any], layered: Mapping[str, str], by_user: bool,
-               left: list[LeftOut]) -> dict[str, Any]:
-    """The models file's aliases and the provider variables (the keys its aliases name among them). An untrusted
-    models file's aliases that would send a key to a server of its choosing are left out, noted in `left`."""
-    path = values.get("models_file") or models_file_path(None)
-    aliases, out = models_layer(path, "trusted" if by_user else file_state(path, PROJECT_ROOT)) if path else ((), [])
-    left += out
-    named = {a.api_key_env for a in aliases if a.api_key_env}
-    keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in named))
-    urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
-    return {"models_file": path, "model_aliases": aliases, "provider_keys": keys, "provider_urls": urls}
 
 
 # Settings with a fixed set of values.

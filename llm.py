@@ -86,6 +86,11 @@ def backend_for(spec: str, settings: Settings) -> Backend:
     alias = settings.alias(spec)
     if alias is not None:
         return make_backend(alias.provider, alias.model, settings, alias)
+    left = next((file for name, file in settings.left_out if name.startswith(f"alias {spec.strip()} (")), None)
+    if left is not None:
+        raise ConfigError(f"model {spec.strip()!r} is an alias of {left}, left out because you have not trusted that "
+                          "file (the alias sends requests and a key to a server the file chooses); read it, then "
+                          "trust it (the warning above names the command)", "model")
     return make_backend(*parse_spec(spec), settings)
 
 

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.chat import PROVIDERS
 from core.errors import ConfigError
-from core.trust import LeftOut
+from core.settings_read import SettingsFile, read_once
+from core.trust import LeftOut, TrustStore, Verdict
 
 DEFAULT_FILE = "models.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -75,25 +77,58 @@ def models_file_path(explicit: str | None, cwd: Path | None = None) -> Path | No
     return here if here.is_file() else None
 
 
-def read_models_file(path: Path) -> tuple[ModelAlias, ...]:
-    """The aliases of a models file; ConfigError (one line, naming the file and the alias) for any mistake."""
+def parse_models(path: Path, data: bytes) -> tuple[ModelAlias, ...]:
+    """The aliases of a models file's bytes; ConfigError (one line, naming the file and the alias) for any mistake."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"models file {path}: cannot read it ({exc.strerror or exc})", "models_file") from exc
+        parsed = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"models file {path}: not valid TOML ({str(exc).splitlines()[0]})", "models_file") from exc
-    return tuple(_alias(path, name, table) for name, table in data.items())
+    return tuple(_alias(path, name, table) for name, table in parsed.items())
 
 
-def models_layer(path: Path, state: str) -> tuple[tuple[ModelAlias, ...], list[LeftOut]]:
-    """A models file's aliases as they apply: all of a trusted one's (`state`, core/trust.file_state); of an
-    untrusted or changed one, those that send no key to a server of the file's choosing, with what was left out."""
-    aliases = read_models_file(path)
-    if state == "trusted":
+def read_models_file(path: Path) -> tuple[ModelAlias, ...]:
+    """The aliases of a models file, read once; ConfigError when it cannot be read."""
+    return parse_models(path, _read(path, ()).data)
+
+
+def _read(path: Path, own: tuple[Path, ...]) -> SettingsFile:
+    file = read_once(path, own)
+    if file is None:
+        raise ConfigError(f"models file {path}: cannot read it (no such file)", "models_file")
+    return file
+
+
+def models_layer(path: Path, own: tuple[Path, ...], by_user: bool) -> tuple[tuple[ModelAlias, ...], list[LeftOut]]:
+    """A models file's aliases as they apply, read once: all of a trusted one's (named by the user, in one of
+    `own` folders, or trusted as it is, core/trust.py); of an untrusted or changed one, those that send no key to
+    a server of the file's choosing, with what was left out."""
+    file = _read(path, own)
+    aliases = parse_models(path, file.data)
+    verdict = Verdict("trusted") if by_user else TrustStore().judge(file)
+    if verdict.state == "trusted":
         return aliases, []
     routed = tuple(f"alias {a.name} ({', '.join(a.routing)})" for a in aliases if a.routing)
-    return tuple(a for a in aliases if not a.routing), [LeftOut(path, routed, state)]
+    return tuple(a for a in aliases if not a.routing), [LeftOut(path, routed, verdict.state)]
+
+
+# The variables of the other providers' keys, tokens, base URLs and endpoints (providers/hosts.py has the names).
+_PROVIDER_KEY = re.compile(r"^[A-Z][A-Z0-9_]*_(API_KEY|AD_TOKEN)$")
+_PROVIDER_URL = re.compile(r"^(?!OTEL_)[A-Z][A-Z0-9_]*_(BASE_URL|ENDPOINT)$|^OPENAI_API_VERSION$")
+
+
+def provider_settings(named: Path | None, layered: Mapping[str, str], own: tuple[Path, ...], by_user: bool,
+                      left: list[LeftOut]) -> dict[str, Any]:
+    """Settings' models file, its aliases, the provider variables (the keys its aliases name among them) and what
+    was left out (`left` gains the untrusted models file's aliases that would send a key to a server of its
+    choosing). `named`: AGENT_MODELS_FILE, else ./models.toml when present."""
+    path = named or models_file_path(None)
+    aliases, out = models_layer(path, own, by_user) if path else ((), [])
+    left += out
+    keys_named = {a.api_key_env for a in aliases if a.api_key_env}
+    keys = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_KEY.match(k) or k in keys_named))
+    urls = tuple(sorted((k, v) for k, v in layered.items() if _PROVIDER_URL.match(k)))
+    return {"models_file": path, "model_aliases": aliases, "provider_keys": keys, "provider_urls": urls,
+            "left_out": tuple((name, str(item.file)) for item in left for name in item.names)}
 
 
 def _alias(path: Path, name: str, table: Any) -> ModelAlias:

@@ -1,8 +1,9 @@
 """`python main.py trust [DIR]`, `trust --list`, `trust --forget [DIR]`: which folders' files may set everything.
 
 Trusting a folder records the SHA-256 of its `.env`, its `models.toml` and the models file its `.env` names
-(AGENT_MODELS_FILE), as they are now (core/trust.py); a file changed afterwards is untrusted again, as
-`direnv allow` does. The command says what each file holds that now applies, by name (never a value).
+(AGENT_MODELS_FILE), as they are now, with the SHA-256 of each file the `.env`'s settings name (its MCP
+servers' scripts, its tool modules, its mcp.json: core/trust_pins.py); a change to any of them asks again,
+as `direnv allow` does. The command says what each file holds that now applies, by name (never a value).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import argparse
 from pathlib import Path
 
 from core.cli import ArgumentParser
-from core.envfile import read_dotenv
+from core.envfile import ENV_FILE, parse_env
 from core.errors import ConfigError
-from core.models_file import DEFAULT_FILE, read_models_file
+from core.models_file import DEFAULT_FILE, parse_models
+from core.settings_read import SettingsFile, read_once
 from core.text import terminal_safe
 from core.trust import TrustStore, config_dir, guarded
-
-ENV_FILE = ".env"
+from core.trust_pins import fingerprint
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,28 +39,33 @@ def _shown(path: Path | str) -> str:
     return terminal_safe(str(path), one_line=True)
 
 
-def files_of(target: Path) -> list[Path]:
-    """The files `trust` records for a folder (those that exist) or a file."""
-    if not target.is_dir():
-        return [target] if target.is_file() else []
-    found = [target / name for name in (ENV_FILE, DEFAULT_FILE) if (target / name).is_file()]
-    named = read_dotenv(target / ENV_FILE).get("AGENT_MODELS_FILE")
-    if named:
+def files_of(target: Path) -> list[tuple[SettingsFile, dict[str, str]]]:
+    """The files `trust` records for a folder (those that exist) or a file, each read once, with a .env's
+    variables (whose named files are pinned with it)."""
+    paths = [target / ENV_FILE, target / DEFAULT_FILE] if target.is_dir() else [target]
+    found: list[tuple[SettingsFile, dict[str, str]]] = []
+    for path in paths:
+        file = read_once(path)
+        if file is not None:
+            found.append((file, {} if path.suffix == ".toml" else parse_env(path, file.data)))
+    named = next((values.get("AGENT_MODELS_FILE") for f, values in found if f.path.name == ENV_FILE), None)
+    if named and target.is_dir():
         models = Path(named).expanduser()
-        models = models if models.is_absolute() else target / models
-        if models.is_file() and models.resolve() not in {f.resolve() for f in found}:
-            found.append(models)
+        file = read_once(models if models.is_absolute() else target / models)
+        if file is not None and file.real not in {f.real for f, _ in found}:
+            found.append((file, {}))
     return found
 
 
-def what_applies(file: Path) -> str:
-    """The settings of a file that apply only once it is trusted, by name."""
-    if file.suffix == ".toml":
-        routes = [a.name for a in read_models_file(file) if a.routing]
+def what_applies(file: SettingsFile, values: dict[str, str], pinned: list[str]) -> str:
+    """The settings of a file that apply only once it is trusted, by name, and the files pinned with it."""
+    if file.path.suffix == ".toml":
+        routes = [a.name for a in parse_models(file.path, file.data) if a.routing]
         return f"aliases {', '.join(routes)} may send requests and keys to their base_url" if routes else \
             "no alias that routes"
-    names = sorted(k for k in read_dotenv(file) if guarded(k))
-    return f"{', '.join(names)} now apply" if names else "nothing it sets needed trust"
+    names = sorted(k for k in values if guarded(k))
+    also = f"; pinned with it: {', '.join(pinned)}" if pinned else ""
+    return (f"{', '.join(names)} now apply" if names else "nothing it sets needed trust") + also
 
 
 def trust(target: Path, store: TrustStore) -> int:
@@ -67,16 +73,31 @@ def trust(target: Path, store: TrustStore) -> int:
     files = files_of(target)
     if not files:
         raise ConfigError(f"{_shown(target)}: no {ENV_FILE} or {DEFAULT_FILE} there to trust")
-    lines = [f"trusted {_shown(f.resolve())}: {_shown(what_applies(f))}" for f in files]
-    store.add(files, target)
+    added = store.add(files, target)
+    entries = store.entries()
+    lines = [f"trusted {_shown(f.real)}: "
+             f"{_shown(what_applies(f, values, sorted(entries.get(str(f.real), {}).get('pins', {}))))}"
+             for f, values in files if str(f.real) in added]
     print("\n".join(lines))
-    print(f"(kept in {_shown(store.path or '')}; a change to a file asks again; undo: main.py trust --forget "
-          f"{_shown(target)})")
+    print(f"(kept in {_shown(store.path or '')}; a change to a file, or to a file it names, asks again; undo: "
+          f"main.py trust --forget {_shown(target)})")
     return 0
 
 
+def _state(path: str, entry: dict[str, object]) -> str:
+    """unchanged, changed (naming the pinned files that changed) or gone."""
+    file = read_once(Path(path))
+    if file is None:
+        return "gone"
+    pins = entry.get("pins") or {}
+    moved = [p for p, h in pins.items() if fingerprint(Path(p)) != h] if isinstance(pins, dict) else []
+    if file.sha256 != entry.get("sha256"):
+        return "changed since trusted: asks again"
+    return f"changed since trusted ({', '.join(moved)}): asks again" if moved else "unchanged"
+
+
 def listing(store: TrustStore, project_root: Path) -> int:
-    """Every trusted file, with whether it is unchanged, and the folders always trusted."""
+    """Every trusted file, with whether it is unchanged, and the files pinned with it."""
     entries = store.entries()
     config = config_dir()
     also = f" and {_shown(config)}" if config else ""
@@ -84,9 +105,10 @@ def listing(store: TrustStore, project_root: Path) -> int:
     if not entries:
         print(f"no other file is trusted ({_shown(store.path or 'no home folder: nothing can be')})")
     for path in sorted(entries):
-        state = {"trusted": "unchanged", "changed": "changed since trusted: asks again"}[store.state(Path(path))] \
-            if Path(path).is_file() else "gone"
-        print(f"{_shown(path)}  {state}")
+        print(f"{_shown(path)}  {_shown(_state(path, entries[path]))}")
+        for pin, sha in sorted(entries[path]["pins"].items()):
+            now = fingerprint(Path(pin))
+            print(f"  names {_shown(pin)}  {'unchanged' if now == sha else 'gone' if now is None else 'changed'}")
     return 0
 
 

@@ -49,7 +49,7 @@ from run.execute import checked_models
 from run.store import RunStore
 from tasks.taskfile import Task, task_key
 from tools.base import ToolRegistry
-from tools.mcp import load_specs, mcp_session
+from tools.mcp import configured_specs, mcp_session
 from tools.web.session import web_session
 
 T = TypeVar("T")
@@ -158,7 +158,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
                              summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
                              budget=RunBudget.from_settings(settings, llm),  # AGENT_MAX_COST and the like
                              stop=binding.stop)
-        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
+        with mcp_session(configured_specs(settings)), web_session(settings):
             return runner.run_task(task, workspace, prompt=sample_prompt(state.input_text, files))
 
     try:

@@ -45,7 +45,7 @@ from run.batch import TraceWriter
 from run.execute import checked_models
 from run.store import Run, RunStore
 from tasks.taskfile import Task
-from tools.mcp import load_specs, mcp_session
+from tools.mcp import configured_specs, mcp_session
 from tools.web.session import web_session
 
 ROLES = (("planner", "plan"), ("writer", "write"), ("judge", "judge"))  # a report names each one's own model
@@ -155,7 +155,7 @@ class Research:
         save_rounds(research, self.question, self.files, plan, followed, spent_before)
         self.progress.planned(plan)
         gather.on_event, gather.on_record = self.progress.on_event, self.progress.on_record
-        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
+        with mcp_session(configured_specs(settings)), web_session(settings):
             self._rounds(research, call, gather, plan, followed, spent_before)
         tasks = sub_tasks(plan, self.question, self.files, papers_mode(self.settings))
         records = research.records()

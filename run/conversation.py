@@ -44,7 +44,7 @@ from run.execute import checked_models
 from run.store import Run, RunStore
 from tasks.taskfile import Task, task_key
 from tools.documents.detect import attachment_hint
-from tools.mcp import load_specs, mcp_session
+from tools.mcp import configured_specs, mcp_session
 from tools.safe_open import WorkspacePathError
 from tools.web.session import web_session
 
@@ -179,7 +179,7 @@ class Conversation:
                 stage_file(f, workspace, name)
             except WorkspacePathError as exc:
                 return unstaged_record(task, workspace, name, exc)
-        with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings), \
+        with mcp_session(configured_specs(settings)), web_session(settings), \
                 runner.task_span(task) as traced:
             record = runner.run_task(task, workspace, prompt, traced=traced)
         if record is None:

@@ -35,7 +35,7 @@ from run.summary import Ending, ending, report_paths, summary_lines
 from tasks.taskfile import Task, load_tasks
 from telemetry.setup import start_tracing
 from tools.builtin import load_tool_factories
-from tools.mcp import load_specs, mcp_session
+from tools.mcp import configured_specs, mcp_session
 from tools.sandbox import prepare_sandbox
 from tools.web.session import web_session
 
@@ -137,7 +137,7 @@ def run_batch(args: argparse.Namespace, p: Prepared, tracing: Any = None) -> int
 
 def _run_batch(args: argparse.Namespace, p: Prepared, tracing: Any) -> int:
     """Run the tasks with MCP servers, the results store, the live report and Ctrl-C handling around them."""
-    mcp_specs = load_specs(p.settings.mcp_servers, p.settings.mcp_config)  # servers start once, end with the run
+    mcp_specs = configured_specs(p.settings)  # servers start once, end with the run
     started = time.monotonic()
     # Ctrl-C / SIGTERM: the first stops the batch cleanly, a second exits at once (run/stopping.py).
     # One web session for the run: per-host turns, robots.txt and the one headless browser, ended with the run.

@@ -26,7 +26,7 @@ from report.markdown import TaskRecord
 from run.batch import BatchRunner
 from run.ray_limits import ActorSpend, cluster_limits
 from tasks.taskfile import Task
-from tools.mcp import load_specs, mcp_session
+from tools.mcp import configured_specs, mcp_session
 from tools.sandbox import prepare_sandbox
 from tools.web.session import web_session
 
@@ -122,7 +122,7 @@ def run_task(task: Task, attachment: bytes | None, job: NodeJob) -> Outcome:
         runner = BatchRunner(settings, llm, job.model_spec, records.append, summary_llm=summary_llm,
                              answer_style=job.answer_style, budget=budget)
         try:
-            with mcp_session(load_specs(settings.mcp_servers, settings.mcp_config)), web_session(settings):
+            with mcp_session(configured_specs(settings)), web_session(settings):
                 runner.run([task])
         except LLMFatalError as exc:
             outcome.fatal = str(exc)

@@ -78,7 +78,8 @@ def plant(tmp_path: Path, model_url: str) -> dict[str, str]:
     env.update(HOME=str(home), AWS_SECRET_ACCESS_KEY=ENV_SECRET, GITHUB_TOKEN=ENV_TOKEN,
                OPENAI_BASE_URL=model_url + "/v1", AGENT_MODEL="openai:gpt-4.1-mini", AGENT_SEARCH="0",
                SCRAPE_ALLOW_PRIVATE_URLS="1", SCRAPE_IGNORE_ROBOTS="1", SCRAPE_HOST_GAP="0.01",
-               AGENT_MAX_RETRIES="0", OTEL_EXPORTER_OTLP_HEADERS=f"Authorization=Bearer {OTLP_AUTH}")
+               AGENT_MAX_RETRIES="0", OTEL_EXPORTER_OTLP_HEADERS=f"Authorization=Bearer {OTLP_AUTH}",
+               AGENT_ENV_FILE=str(tmp_path / ".env"))  # the user's own .env (a start folder's key waits for trust)
     return env
 
 

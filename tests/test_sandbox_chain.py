@@ -88,7 +88,8 @@ def test_injected_page_cannot_get_a_dotenv_key_out(tmp_path: Path) -> None:
         attacker.handler = lambda req: Response(200, PAGE.format(collector=attacker.url), content_type="text/html")
         llm.handler = obedient_model(attacker.url + "/page", attacker.url)
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "AGENT_ENV_FILE"}
-        env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=llm.url + "/v1", SCRAPE_ALLOW_PRIVATE_URLS="1")
+        env.update(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=llm.url + "/v1", SCRAPE_ALLOW_PRIVATE_URLS="1",
+                   AGENT_ENV_FILE=str(run / ".env"))  # the user's own .env: a start folder's key waits for trust
         proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "tasks.txt", "-o", "results.md",
                                "--model", "openai:test-model", "--no-html"],
                               cwd=run, env=env, capture_output=True, text=True, timeout=180)

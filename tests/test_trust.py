@@ -71,13 +71,15 @@ def test_a_folder_runs_no_command_and_routes_no_key_until_trusted_and_asks_again
         [line] = warnings(err)
         assert f"{folder / '.env'}: {LEFT_OUT}" in line
         assert f"{folder / 'models.toml'}: alias gpt-5.4-mini (base_url, api_key_env)" in line
-        assert line.endswith(f"python main.py trust {folder}")
+        assert line.endswith(f"python {ROOT / 'main.py'} trust {folder}")  # main.py where it is, not here
         assert not (folder / "MARKER").exists() and attacked == []
         assert "sandbox is none" not in err
         used = settings_of_last_run(folder)
         assert used["openai_base_url"] is None and used["sandbox"] == "auto" and used["max_steps"] == 2  # a cap
         code, err = run(folder, own, "tasks.txt", "--model", "gpt-5.4-mini", "-q")  # the alias is left out
-        assert code == 2 and "'gpt-5.4-mini' has no known provider prefix" in err and attacked == []
+        assert code == 2 and attacked == []
+        assert f"model 'gpt-5.4-mini' is an alias of {folder / 'models.toml'}, left out because you have not " \
+               "trusted that file" in err
         assert not config.exists()  # the store is created by `trust` only
 
         # Trusted: the user read the files and chose to let them apply.
@@ -130,18 +132,22 @@ def test_variables_added_later_are_judged_by_their_name() -> None:
 
     for variable in ("OPENALEX_BASE_URL", "SEMANTIC_SCHOLAR_BASE_URL", "CROSSREF_BASE_URL", "AZURE_OPENAI_ENDPOINT",
                      "OTEL_EXPORTER_OTLP_HEADERS", "RAY_ADDRESS", "AGENT_MCP_TOKEN", "PYTHON_TOOL_NPROC",
-                     "AGENT_RUNS_DIR", "AGENT_DOC_MEMORY_MB"):
+                     "AGENT_RUNS_DIR", "AGENT_DOC_MEMORY_MB", "OPENAI_API_KEY", "GROQ_API_KEY", "AZURE_OPENAI_AD_TOKEN",
+                     "AGENT_ALLOW_DOMAINS", "AGENT_BLOCK_DOMAINS"):
         assert guarded(variable), variable
-    for variable in ("AGENT_MODEL", "OPENAI_API_KEY", "AGENT_MAX_COST", "AGENT_MAX_STEPS", "AGENT_MODELS_FILE"):
+    for variable in ("AGENT_MODEL", "AGENT_MAX_COST", "AGENT_MAX_STEPS", "AGENT_MODELS_FILE"):
         assert guarded(variable) is None, variable
 
 
 def test_a_store_another_account_could_write_trusts_nothing(tmp_path: Path) -> None:
+    from core.settings_read import read_once
     from core.trust import TrustStore
 
     (tmp_path / ".env").write_text("AGENT_SANDBOX=none\n")
     store = TrustStore(tmp_path / "config" / "trusted.json")
-    store.add([tmp_path / ".env"], tmp_path)
-    assert store.state(tmp_path / ".env") == "trusted"
+    file = read_once(tmp_path / ".env")
+    assert file is not None
+    store.add([(file, {})], tmp_path)
+    assert store.judge(file).state == "trusted"
     store.path.chmod(0o620)  # group-writable: someone else could have trusted any folder for us
-    assert store.entries() == {} and store.state(tmp_path / ".env") == "untrusted"
+    assert store.entries() == {} and store.judge(file).state == "untrusted"

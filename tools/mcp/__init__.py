@@ -6,7 +6,8 @@ and check_setup's view (check.py). May import core, config, the tools base modul
 
 from __future__ import annotations
 
-from tools.mcp.config import MCPConfigError, ServerSpec, load_specs
+from tools.mcp.config import MCPConfigError, ServerSpec, configured_specs, load_specs
 from tools.mcp.hub import MCPHub, MCPStartError, active_tools, mcp_session
 
-__all__ = ["MCPConfigError", "MCPHub", "MCPStartError", "ServerSpec", "active_tools", "load_specs", "mcp_session"]
+__all__ = ["MCPConfigError", "MCPHub", "MCPStartError", "ServerSpec", "active_tools", "configured_specs", "load_specs",
+           "mcp_session"]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.mcp.config import MCPConfigError, load_specs
+from tools.mcp.config import MCPConfigError, configured_specs
 from tools.mcp.hub import MCPHub, MCPStartError
 
 
 def server_reports(settings: Any) -> list[tuple[str, bool, str, str]]:
     """(name, ok, detail, fix) for each configured server; empty when none is configured."""
     try:
-        specs = load_specs(settings.mcp_servers, settings.mcp_config)
+        specs = configured_specs(settings)
     except MCPConfigError as exc:
         return [("mcp", False, str(exc), "fix --mcp / AGENT_MCP_SERVERS / --mcp-config")]
     reports = []

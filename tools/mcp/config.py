@@ -40,12 +40,13 @@ class ServerSpec:
         return (not self.include or tool in self.include) and tool not in self.exclude
 
 
-def parse_cli_spec(text: str) -> ServerSpec:
-    """`NAME=COMMAND ARGS...` (stdio) or `NAME=http(s)://...` (Streamable HTTP; `sse+http://` for SSE)."""
+def parse_cli_spec(text: str, label: str = "--mcp") -> ServerSpec:
+    """`NAME=COMMAND ARGS...` (stdio) or `NAME=http(s)://...` (Streamable HTTP; `sse+http://` for SSE); `label`
+    names where the entry was written in an error (the flag, or AGENT_MCP_SERVERS and its file)."""
     name, sep, target = text.partition("=")
     name, target = name.strip(), target.strip()
     if not sep or not target:
-        raise MCPConfigError(f"--mcp {text!r}: expected NAME=COMMAND or NAME=URL", "mcp_servers")
+        raise MCPConfigError(f"{label} {text!r}: expected NAME=COMMAND or NAME=URL", "mcp_servers")
     _check_name(name)
     if target.startswith(("sse+http://", "sse+https://")):
         return ServerSpec(name, url=target.removeprefix("sse+"), transport="sse")
@@ -54,7 +55,7 @@ def parse_cli_spec(text: str) -> ServerSpec:
     try:
         command = tuple(shlex.split(target))
     except ValueError as exc:
-        raise MCPConfigError(f"--mcp {name}: cannot split the command line ({exc})", "mcp_servers") from exc
+        raise MCPConfigError(f"{label} {name}: cannot split the command line ({exc})", "mcp_servers") from exc
     return ServerSpec(name, command=command)
 
 
@@ -112,13 +113,22 @@ def _check_name(name: str) -> None:
                              "mcp_servers")
 
 
-def load_specs(entries: tuple[str, ...], config_file: Path | None) -> list[ServerSpec]:
-    """Every configured server: the mcp.json file's, then NAME=... entries; names must be unique."""
+def load_specs(entries: tuple[str, ...], config_file: Path | None, origin: str = "--mcp") -> list[ServerSpec]:
+    """Every configured server: the mcp.json file's, then NAME=... entries; names must be unique. `origin` is where
+    the entries came from (Settings.origin: `--mcp`, the environment or a .env's path), named in an error."""
     specs = load_mcp_json(config_file) if config_file else []
-    specs += [parse_cli_spec(e) for e in entries]
+    label = "--mcp" if origin in ("--mcp", "a flag") else \
+        "AGENT_MCP_SERVERS" + ("" if origin in ("the environment", "the default") else f" (in {origin})")
+    specs += [parse_cli_spec(e, label) for e in entries]
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
             raise MCPConfigError(f"MCP server {spec.name!r} is configured twice", "mcp_servers")
         seen.add(spec.name)
     return specs
+
+
+def configured_specs(settings: Any) -> list[ServerSpec]:
+    """The servers a run's settings configure (--mcp / AGENT_MCP_SERVERS, --mcp-config / AGENT_MCP_CONFIG), an
+    error naming the entry where it was written."""
+    return load_specs(settings.mcp_servers, settings.mcp_config, settings.origin("mcp_servers"))
