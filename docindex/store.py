@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import cancellation
-from core.errors import StopRequested, TaskDeadlineExceeded
-from core.files import own_mode, private_folder
+from core.errors import ConfigError, StopRequested, TaskDeadlineExceeded
+from core.files import others_control, own_mode, private_folder
 from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
@@ -112,12 +112,24 @@ def _unlocked(step: Callable[[], object], seconds: float = 60.0) -> None:
 
 def private(db: Path) -> None:
     """An index holds the text of private documents: its folder is made 0700 and its files 0600 (made so again
-    when an older version left them readable to others), as `cat` refuses other users the documents."""
+    when an older version left them readable to others), as `cat` refuses other users the documents. Never
+    where another user could read or replace it (a folder on its way that is theirs or that they may write in,
+    a file or link they made): ConfigError naming the place, before anything is written there."""
+    _refuse_shared(db)
     private_folder(db.parent)
+    _refuse_shared(db)  # (the folder just made: a link another user put there is theirs)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
     for path in db.parent.glob(db.name + "*"):  # the database, its write-ahead log and shared memory
+        _refuse_shared(path)
         own_mode(path, 0o600)
+
+
+def _refuse_shared(path: Path) -> None:
+    why = others_control(path)
+    if why is not None:
+        raise ConfigError(f"the document index {path.name} is not kept where another user could read or replace it "
+                          f"({why}): set AGENT_RUNS_DIR or --runs-dir to a folder of your own", "runs_dir")
 
 
 def index_path(folder: Path, base: Path) -> Path:

@@ -283,8 +283,8 @@ def test_as_a_normal_user_a_file_it_may_not_read_is_skipped_and_named_never_show
         os.chmod(base, 0o755)
         docs, runs = base / "docs", base / "runs"
         docs.mkdir()
-        runs.mkdir(mode=0o777)
-        os.chmod(runs, 0o777)
+        runs.mkdir()
+        os.chmod(runs, 0o1777)  # writable by nobody, sticky as /tmp: no user may rename another's docindex/
         (docs / "open.md").write_text("# Open\n\nThe cargo ledger shows 12 tonnes.\n")
         (docs / "locked.md").write_text(f"# Locked\n\nThe cargo ledger {PLANTED} shows 99 tonnes.\n")
         os.chmod(docs / "locked.md", 0o600)
