@@ -190,17 +190,21 @@ class DocIndex:
                 self._read_con.close()
                 self._read_con = None
 
-    def update(self, progress: Progress | None = None, budget: float | None = None) -> IndexReport:
-        """Read new and changed files, drop removed ones; the report of what was done (and what is skipped).
-        With a `budget` (seconds), reading stops once it is spent, also in the middle of a file (after the first,
-        through the reader's cancellation scope): what was read is kept, `pending` counts the rest, and the next
-        update goes on from there."""
+    def update(self, progress: Progress | None = None, budget: float | None = None,
+               commit_every: float = COMMIT_EVERY) -> IndexReport:
+        """Read new and changed files (the smallest first), drop removed ones; the report of what was done (and what
+        is skipped). With a `budget` (seconds), reading stops once it is spent, also in the middle of a file (after
+        the first, through the reader's cancellation scope): what was read is kept, `pending` counts the rest, and
+        the next update goes on from there. `commit_every`: seconds of reading per transaction (0: each file is
+        committed, so searches find it at once, while a slow file is read)."""
         started = time.perf_counter()
         report = IndexReport()
         with self._lock, closing(self._connect()) as con:
             known = {row[0]: (row[1], row[2], row[3]) for row in
                      con.execute("SELECT path, size, mtime_ns, id FROM files")}
             todo = self._plan(con, known, report)
+            if con.in_transaction:  # the files dropped: no transaction held while the first file is read
+                con.execute("COMMIT")
             committed = time.perf_counter()
             for done, entry in enumerate(todo):
                 left = None if budget is None else budget - (time.perf_counter() - started)
@@ -218,7 +222,7 @@ class DocIndex:
                 except TaskDeadlineExceeded:  # the file is read next time, within a budget of its own
                     report.pending = len(todo) - done
                     break
-                if time.perf_counter() - committed > COMMIT_EVERY:  # a batch of files per transaction
+                if time.perf_counter() - committed >= commit_every:  # a batch of files per transaction
                     con.execute("COMMIT")
                     committed = time.perf_counter()
             if con.in_transaction:
@@ -243,6 +247,7 @@ class DocIndex:
                 report.unchanged += 1
             else:
                 todo.append(entry)
+        todo.sort(key=lambda entry: entry.size)  # the small files first: searchable sooner, the slow ones last
         for path in known:
             if path not in readable:  # gone, or now skipped (a link out, grown over the limit)
                 self._drop(con, path)

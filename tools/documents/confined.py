@@ -95,7 +95,8 @@ def pictures(data: bytes, name: str, page: int | None, render: bool,
     for the caller to render); LimitError naming the limit an image met (a 500 KB PNG of 13,000 x 13,000)."""
     found = _run("pictures", data, limits, {"name": name, "page": page, "render": render}, "png",
                  ("the image", "decode"))
-    return None if found is None else [(base64.b64decode(blob), str(mime)) for blob, mime in found]
+    return None if found is None else [(data if blob is None else base64.b64decode(blob), str(mime))
+                                       for blob, mime in found]
 
 
 def archive_member(data: bytes, member: str, limits: DocLimits = DEFAULT_LIMITS) -> bytes:

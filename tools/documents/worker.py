@@ -51,10 +51,12 @@ def pdf_pages_text(data: bytes, pages: str | None = None) -> list[Any]:
 
 
 def look_images(data: bytes, name: str, page: int | None = None, render: bool = False) -> list[Any] | None:
-    """pictures() of a file: [[base64, MIME type], ...], or None (a PDF page the agent renders)."""
+    """pictures() of a file: [[base64, MIME type], ...] (base64 None: the file itself, as the agent has it), or None
+    (a PDF page the agent renders)."""
     quiet_libraries()
     found = pictures(data, name, page, render)
-    return None if found is None else [[base64.b64encode(blob).decode("ascii"), mime] for blob, mime in found]
+    return None if found is None else [[None if blob is data else base64.b64encode(blob).decode("ascii"), mime]
+                                       for blob, mime in found]
 
 
 def archive_member(data: bytes, member: str) -> str:
