@@ -24,7 +24,12 @@ MODEL = "openai:gpt-4.1-mini"
 MEASURED = """import atexit, resource, runpy, sys
 out, root = sys.argv.pop(1), sys.argv.pop(1)
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-atexit.register(lambda: open(out, "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
+def peak():  # VmHWM: this program's own peak (ru_maxrss carries over the peak of pytest, which started it)
+    try:
+        return next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+atexit.register(lambda: open(out, "w").write(peak()))
 sys.path.insert(0, root)
 sys.argv[0] = root + "/main.py"
 runpy.run_path(sys.argv[0], run_name="__main__")
