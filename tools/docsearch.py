@@ -173,7 +173,8 @@ class Indexing:
     def stop(self) -> None:
         """End the indexing: the file being read is left for the next update (its child is killed)."""
         self._stop.set()
-        self._thread.join(5.0)
+        self._thread.join(1.0)  # the child is killed within a quarter second; a thread waiting for another
+        # task's update of the same index (its lock) ends once it gets it
 
     def note(self) -> str:
         """'' once every index is up to date; while reading, the file being converted and how many are left. An
