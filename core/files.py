@@ -51,3 +51,31 @@ def own_mode(path: Path, mode: int) -> None:
         info = os.lstat(path)
         if not stat.S_ISLNK(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) != mode:
             os.chmod(path, mode)
+
+
+def others_control(path: Path) -> str | None:
+    """Why another user could read or replace what is kept at `path` (a folder, or a file in it), or None: the
+    first folder on its way (its own, then each parent) that another user owns, or that others may write in
+    without the sticky bit that keeps them from renaming what is not theirs (/tmp has it), and a file or folder
+    there that is a link or another user's. Root's folders are trusted; POSIX only (None elsewhere)."""
+    if os.name != "posix":
+        return None
+    me = os.geteuid()
+    with contextlib.suppress(FileNotFoundError):
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return f"{path} is a link"
+        if info.st_uid != me:
+            return f"{path} belongs to another user (uid {info.st_uid})"
+    folder = Path(os.path.realpath(path.parent))
+    for place in (folder, *folder.parents):
+        try:
+            info = os.stat(place)
+        except OSError:
+            continue  # not made yet
+        if info.st_uid not in (me, 0):
+            return f"{place} belongs to another user (uid {info.st_uid})"
+        shared = info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid != os.getegid())
+        if shared and not info.st_mode & stat.S_ISVTX:
+            return f"{place} may be written by other users"
+    return None

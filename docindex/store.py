@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import cancellation
-from core.errors import StopRequested, TaskDeadlineExceeded
-from core.files import own_mode, private_folder
+from core.errors import ConfigError, StopRequested, TaskDeadlineExceeded
+from core.files import others_control, own_mode, private_folder
 from docindex.passages import Unit, fts_query, passages
 from docindex.walk import MAX_FILE_BYTES, Entry, open_inside, walk
 
@@ -112,12 +112,24 @@ def _unlocked(step: Callable[[], object], seconds: float = 60.0) -> None:
 
 def private(db: Path) -> None:
     """An index holds the text of private documents: its folder is made 0700 and its files 0600 (made so again
-    when an older version left them readable to others), as `cat` refuses other users the documents."""
+    when an older version left them readable to others), as `cat` refuses other users the documents. Never
+    where another user could read or replace it (a folder on its way that is theirs or that they may write in,
+    a file or link they made): ConfigError naming the place, before anything is written there."""
+    _refuse_shared(db)
     private_folder(db.parent)
+    _refuse_shared(db)  # (the folder just made: a link another user put there is theirs)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
     for path in db.parent.glob(db.name + "*"):  # the database, its write-ahead log and shared memory
+        _refuse_shared(path)
         own_mode(path, 0o600)
+
+
+def _refuse_shared(path: Path) -> None:
+    why = others_control(path)
+    if why is not None:
+        raise ConfigError(f"the document index {path.name} is not kept where another user could read or replace it "
+                          f"({why}): set AGENT_RUNS_DIR or --runs-dir to a folder of your own", "runs_dir")
 
 
 def index_path(folder: Path, base: Path) -> Path:
@@ -178,17 +190,21 @@ class DocIndex:
                 self._read_con.close()
                 self._read_con = None
 
-    def update(self, progress: Progress | None = None, budget: float | None = None) -> IndexReport:
-        """Read new and changed files, drop removed ones; the report of what was done (and what is skipped).
-        With a `budget` (seconds), reading stops once it is spent, also in the middle of a file (after the first,
-        through the reader's cancellation scope): what was read is kept, `pending` counts the rest, and the next
-        update goes on from there."""
+    def update(self, progress: Progress | None = None, budget: float | None = None,
+               commit_every: float = COMMIT_EVERY) -> IndexReport:
+        """Read new and changed files (the smallest first), drop removed ones; the report of what was done (and what
+        is skipped). With a `budget` (seconds), reading stops once it is spent, also in the middle of a file (after
+        the first, through the reader's cancellation scope): what was read is kept, `pending` counts the rest, and
+        the next update goes on from there. `commit_every`: seconds of reading per transaction (0: each file is
+        committed, so searches find it at once, while a slow file is read)."""
         started = time.perf_counter()
         report = IndexReport()
         with self._lock, closing(self._connect()) as con:
             known = {row[0]: (row[1], row[2], row[3]) for row in
                      con.execute("SELECT path, size, mtime_ns, id FROM files")}
             todo = self._plan(con, known, report)
+            if con.in_transaction:  # the files dropped: no transaction held while the first file is read
+                con.execute("COMMIT")
             committed = time.perf_counter()
             for done, entry in enumerate(todo):
                 left = None if budget is None else budget - (time.perf_counter() - started)
@@ -206,7 +222,7 @@ class DocIndex:
                 except TaskDeadlineExceeded:  # the file is read next time, within a budget of its own
                     report.pending = len(todo) - done
                     break
-                if time.perf_counter() - committed > COMMIT_EVERY:  # a batch of files per transaction
+                if time.perf_counter() - committed >= commit_every:  # a batch of files per transaction
                     con.execute("COMMIT")
                     committed = time.perf_counter()
             if con.in_transaction:
@@ -231,6 +247,7 @@ class DocIndex:
                 report.unchanged += 1
             else:
                 todo.append(entry)
+        todo.sort(key=lambda entry: entry.size)  # the small files first: searchable sooner, the slow ones last
         for path in known:
             if path not in readable:  # gone, or now skipped (a link out, grown over the limit)
                 self._drop(con, path)

@@ -24,7 +24,12 @@ MODEL = "openai:gpt-4.1-mini"
 MEASURED = """import atexit, resource, runpy, sys
 out, root = sys.argv.pop(1), sys.argv.pop(1)
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-atexit.register(lambda: open(out, "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
+def peak():  # VmHWM: this program's own peak (ru_maxrss carries over the peak of pytest, which started it)
+    try:
+        return next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+atexit.register(lambda: open(out, "w").write(peak()))
 sys.path.insert(0, root)
 sys.argv[0] = root + "/main.py"
 runpy.run_path(sys.argv[0], run_name="__main__")
@@ -122,21 +127,60 @@ def test_a_slow_pdf_in_docs_is_skipped_and_named_while_the_other_files_are_found
     assert "could not be read (ConversionError) (1): b-broken.pdf" in index.stdout
 
 
-def test_the_update_budget_stops_a_slow_file_midway_and_leaves_it_for_the_next_call(
+def test_search_docs_answers_within_its_call_while_a_slow_pdf_converts_and_names_it(tmp_path: Path) -> None:
+    docs = slow_folder(tmp_path)  # a PDF that takes about a minute, within its 600 s limit here
+    seen: list[str] = []
+
+    def model(req: Request) -> Response:
+        return scripted(req, "search_docs", {"query": "harbour cargo tonnes"},
+                        "The harbour handled 38.6 million tonnes of cargo in 2019 [1].", seen)
+
+    with LoopbackServer(model) as server:
+        proc = run_main(tmp_path, "ask", "How much cargo in 2019?", "--model", MODEL, "--docs", str(docs),
+                        env=clean_env(server, AGENT_DOC_TIMEOUT="600", AGENT_TOOL_TIMEOUT="45", AGENT_SEARCH="0"))
+    assert proc.returncode == 0, proc.stderr
+    assert "c-notes.md, § Harbour" in seen[-1] and "38.6 million tonnes" in seen[-1]
+    assert "still being indexed: a-slow.pdf is being converted" in seen[-1]
+    assert "timed out" not in seen[-1] and "45 s" not in seen[-1]
+
+
+def test_a_search_never_waits_on_a_slow_conversion_it_names_the_file_and_finds_it_later(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from config import Settings
+    from docindex import Unit
     from tools import docsearch
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "a-notes.md").write_text("# Harbour\n\nThe harbour handled 38.6 million tonnes of cargo in 2019.\n")
-    (docs / "b-slow.pdf").write_bytes(slow_pdf(pages=20, stream_bytes=500_000))  # about a minute to read
-    settings = Settings(docs_dirs=(docs,), runs_dir=tmp_path / "runs", doc_timeout=600.0)
-    monkeypatch.setattr(docsearch, "UPDATE_BUDGET", 2.0)  # spent while the slow PDF, the second file, is read
-    out = docsearch.SearchDocsTool(settings).run(query="harbour cargo")
-    assert [r.url for r in out.read] == ["a-notes.md, § Harbour"]
-    # cut by the budget, not by its own 600 s limit: still to read (not skipped as unreadable)
-    assert "still being indexed: 1 file(s) not read yet" in out.text
+    (docs / "notes.md").write_text("# Harbour\n\nThe harbour handled 38.6 million tonnes of cargo in 2019.\n")
+    (docs / "report.pdf").write_bytes(b"%PDF-1.4 " + b"x" * 2_000)  # converted by the reader below, slowly
+    release = threading.Event()
+    converting = threading.Event()
+
+    def slow_reader(limits: object) -> object:
+        def read(name: str, data: bytes) -> list[Unit]:
+            if name == "report.pdf":
+                converting.set()
+                release.wait(GUARD)  # a conversion that goes on until the test lets it end
+                return [Unit("p. 1", "The cargo of 2020 fell to 31.2 million tonnes.")]
+            return [Unit("§ Harbour", data.decode())]
+        return read
+
+    monkeypatch.setattr(docsearch, "reader", slow_reader)
+    monkeypatch.setattr(docsearch, "SEARCH_WAIT", 0.5)
+    tool = docsearch.SearchDocsTool(Settings(docs_dirs=(docs,), runs_dir=tmp_path / "runs"))
+    try:
+        converting.wait(GUARD)
+        first = tool.run(query="harbour cargo tonnes")  # answers while report.pdf converts
+        assert [r.url for r in first.read] == ["notes.md, § Harbour"]
+        assert "still being indexed: report.pdf is being converted and 1 file(s) are not read yet" in first.text
+        release.set()
+        monkeypatch.setattr(docsearch, "SEARCH_WAIT", GUARD)  # the indexing ends now: the next search waits for it
+        second = tool.run(query="cargo tonnes 2020")
+        assert "report.pdf, p. 1" in [r.url for r in second.read] and "still being indexed" not in second.text
+    finally:
+        release.set()
+        tool.close()
 
 
 def test_a_conversion_abandoned_by_its_call_ends_with_it(tmp_path: Path) -> None:

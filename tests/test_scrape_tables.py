@@ -65,7 +65,10 @@ def test_a_table_without_header_cells_gets_its_header_row(tmp_path: Path) -> Non
     assert "Paragraph 7 of the report" in text
 
 
-def test_a_scraped_page_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_scraped_page_is_parsed_once_in_the_converters_child(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from tools.documents.worker import page_reading
+
     # Every lxml HTML parse (trafilatura's load_html, readability's build_doc, lxml.html.fromstring) goes
     # through lxml.etree.fromstring; the marker sits in <head>, so readability's article is not counted.
     parses: list[int] = []
@@ -79,6 +82,9 @@ def test_a_scraped_page_is_parsed_once(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(lxml.etree, "fromstring", counting)
     text = scrape(tmp_path, SHORT_TABLE_PAGE)
     assert text.startswith("Title: Quarterly results\n") and SEGMENT_TABLE in text
+    assert parses == []  # not in the agent: in the converter's child (issue 58), whose reading is this one
+    title, body = page_reading(SHORT_TABLE_PAGE.encode(), "https://example.org/results")
+    assert title == "Quarterly results" and SEGMENT_TABLE in body
     assert len(parses) == 1
 
 

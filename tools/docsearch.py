@@ -2,19 +2,23 @@
 
 The index of each folder is docindex/'s (SQLite FTS5, BM25), handed this package's readers
 (tools/documents/units.py, each file read in a child under its memory and time limits: documents/confined.py);
-it is brought up to date on a task's first search, within UPDATE_BUDGET seconds a call. Every passage found is a
-source of the task, `[n] report.pdf, p. 3`, whose text for the citation check is the whole page (or section).
+it is brought up to date on a task's first search, in a thread of its own (`Indexing`): a search waits for it at
+most SEARCH_WAIT seconds, then answers from what is indexed and names the file still converting, which a later
+search finds. Every passage found is a source of the task, `[n] report.pdf, p. 3`, whose text for the citation
+check is the whole page (or section).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from config import Settings
-from core.errors import ToolError
+from core import cancellation
+from core.errors import StopRequested, ToolError
 from core.secrets import SecretRedactor
 from core.text import terminal_safe
 from docindex import DocIndex, Hit, Reader, Unit, index_path
@@ -25,7 +29,7 @@ from tools.documents.confined import DocLimits, reader
 from tools.documents.units import SUFFIXES
 
 DEFAULT_HITS, MAX_HITS = 8, 20
-UPDATE_BUDGET = 60.0  # seconds of indexing in one call (the tool's own time limit defaults to 300)
+SEARCH_WAIT = 15.0  # seconds a search waits for the indexing before it answers from what is indexed
 
 
 def index_dir(settings: Settings) -> Path:
@@ -82,26 +86,31 @@ class SearchDocsTool(Tool):
         several = len(settings.docs_dirs) > 1
         self.indexes = [(folder.resolve().name if several else "", folder_index(folder, settings))
                         for folder in settings.docs_dirs]
-        self._fresh = False
+        self._indexing: Indexing | None = None
         self._lock = threading.Lock()
 
     def _update(self) -> str:
-        """Bring every folder's index up to date, once per task (its first search); within UPDATE_BUDGET seconds a
-        call, so that a large new folder is indexed over several calls. A note when files remain to be read."""
+        """Bring every folder's index up to date, once per task: started by its first search in a thread of its own
+        and waited for at most SEARCH_WAIT seconds (less when the call has less left), so that no search waits on
+        a slow conversion. A note naming the file being read while it goes on."""
         with self._lock:
-            if self._fresh:
-                return ""
-            pending = 0
-            for _, index in self.indexes:
-                if not index.folder.is_dir():
-                    raise ToolError(f"the document folder {index.folder} is gone")
-                pending += index.update(budget=UPDATE_BUDGET).pending
-            self._fresh = not pending
-        return (f"\n\n(The documents are still being indexed: {pending:,} file(s) not read yet. Search again for "
-                "passages from them.)") if pending else ""
+            if self._indexing is None:
+                for _, index in self.indexes:
+                    if not index.folder.is_dir():
+                        raise ToolError(f"the document folder {index.folder} is gone")
+                self._indexing = Indexing(self.indexes)
+            indexing = self._indexing
+        left = cancellation.remaining()
+        indexing.wait(SEARCH_WAIT if left is None else max(min(SEARCH_WAIT, left - 1.0), 0.0))
+        if cancellation.stopping():
+            indexing.stop()
+        return indexing.note()
 
     def close(self) -> None:
-        """The task is over: close the indexes' search connections."""
+        """The task is over: stop its indexing (the file being read is read again next time), close the indexes'
+        search connections."""
+        if self._indexing is not None:
+            self._indexing.stop()
         for _, index in self.indexes:
             index.close()
 
@@ -125,3 +134,56 @@ class SearchDocsTool(Tool):
             blocks.append(f"{placed(place)}\n{hit.passage}")
             reads.append(Read(place, text=hit.page_text))
         return ToolOutput("\n\n".join(blocks) + note, read=reads)
+
+
+class Indexing:
+    """The update of a task's document indexes, in a thread of its own: what it is reading, how many files are left,
+    how it ended (an error is raised again to the search that asks after it)."""
+
+    def __init__(self, indexes: list[tuple[str, DocIndex]]) -> None:
+        self.indexes = indexes
+        self.current = ""  # the file being read now, as it is cited (FOLDER/file with several folders)
+        self.left = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="search_docs-indexing", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with cancellation.scope(stop=self._stop):  # a stop kills the file's converter child
+                for prefix, index in self.indexes:
+                    index.update(self._progress(prefix), commit_every=0.0)  # each file searchable once read
+        except StopRequested:
+            pass
+        except Exception as exc:  # noqa: BLE001 - the next search says it (a folder refused, gone)
+            self.error = exc
+        self.current, self.left = "", 0
+
+    def _progress(self, prefix: str) -> Callable[[int, int, str], None]:
+        def seen(done: int, total: int, name: str) -> None:
+            self.current = terminal_safe(f"{prefix}/{name}" if prefix and name else name, one_line=True)
+            self.left = total - done
+        return seen
+
+    def wait(self, seconds: float) -> None:
+        """Wait until the indexing ends, at most `seconds`."""
+        self._thread.join(seconds)
+
+    def stop(self) -> None:
+        """End the indexing: the file being read is left for the next update (its child is killed)."""
+        self._stop.set()
+        self._thread.join(1.0)  # the child is killed within a quarter second; a thread waiting for another
+        # task's update of the same index (its lock) ends once it gets it
+
+    def note(self) -> str:
+        """'' once every index is up to date; while reading, the file being converted and how many are left. An
+        error of the indexing, raised again."""
+        if self.error is not None:
+            raise ToolError(f"the documents could not be indexed: {self.error}")
+        if not self._thread.is_alive():
+            return ""
+        if not self.current:
+            return "\n\n(The documents are being indexed: search again for passages from the files not read yet.)"
+        return (f"\n\n(The documents are still being indexed: {self.current} is being converted and {self.left:,} "
+                "file(s) are not read yet, so their passages are not among these. Search again later for them.)")

@@ -7,7 +7,7 @@ import posixpath
 import zipfile
 from typing import Any
 
-from tools.documents.detect import MAX_UNPACKED, check_unpacked, unpacked_size
+from tools.documents.detect import MAX_UNPACKED, check_directory, check_unpacked, unpacked_size
 from tools.documents.errors import ConversionError
 from tools.documents.text import html_markdown
 
@@ -48,6 +48,7 @@ def zip_member(data: bytes, member: str) -> bytes:
 
 
 def _open(data: bytes) -> zipfile.ZipFile:
+    check_directory(data)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:

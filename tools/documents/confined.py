@@ -1,10 +1,12 @@
 """Documents converted where they cannot hurt the agent: in a forked child under a memory and a time limit.
 
-Every conversion of a document's bytes to text (read_file, scrape, arxiv and the document index) comes through
-here: the converters run in a child of the sandbox's fork server (tools/sandbox/forks.py), which holds
-pypdf, python-docx, python-pptx, openpyxl, xlrd and lxml imported and warmed, so a bomb (an ODS whose repeats
-multiply, a DOCX cell spanning 100,000,000 columns, PDF pages sharing one huge stream) costs the child its
-memory or its time, never the agent; the error says which limit stopped it. The child is confined as model
+Every conversion of a document's bytes to text (read_file, scrape, arxiv and the document index), and every other
+parser of untrusted bytes (look's images and PDF page pictures, a ZIP archive's members, a fetched HTML page's
+reading) comes through here: the converters run in a child of the sandbox's fork server
+(tools/sandbox/forks.py), which holds pypdf, python-docx, python-pptx, openpyxl, xlrd, lxml, trafilatura and
+Pillow imported and warmed, so a bomb (an ODS whose repeats multiply, a DOCX cell spanning 100,000,000 columns,
+PDF pages sharing one huge stream, a PNG of 13,000 x 13,000 pixels, a ZIP of 1,700,000 entries) costs the child
+its memory or its time, never the agent; the error says which limit stopped it. The child is confined as model
 code is where this machine can (no network; it reads only system and interpreter paths and writes nothing)
 unless AGENT_SANDBOX=none. The errors the converters raise come back as they were raised (ConversionError,
 MissingLibraryError, docindex's Unreadable; a library's own error under its class's name), so their callers
@@ -13,6 +15,7 @@ handle them as before. Where no child can be forked (Windows) the converters run
 
 from __future__ import annotations
 
+import base64
 import functools
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -29,7 +32,11 @@ from tools.sandbox.forks import MAX_ANSWER, CallEnded, CallFailed, ChildLimits, 
 MEMORY_MB, SECONDS = 1024, 60.0  # AGENT_DOC_MEMORY_MB, AGENT_DOC_TIMEOUT: one conversion's limits
 _SERVER = ForkServer({"convert": "tools.documents.worker:convert_document",
                       "units": "tools.documents.worker:document_units",
-                      "pdf": "tools.documents.worker:pdf_pages_text"}, warm="tools.documents.worker:warm")
+                      "pdf": "tools.documents.worker:pdf_pages_text",
+                      "pictures": "tools.documents.worker:look_images",
+                      "member": "tools.documents.worker:archive_member",
+                      "member_document": "tools.documents.worker:member_document",
+                      "page": "tools.documents.worker:page_reading"}, warm="tools.documents.worker:warm")
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,35 @@ def pdf_text(data: bytes, pages: str | None = None, limits: DocLimits = DEFAULT_
     return str(text), int(count)
 
 
+def pictures(data: bytes, name: str, page: int | None, render: bool,
+             limits: DocLimits = DEFAULT_LIMITS) -> list[tuple[bytes, str]] | None:
+    """tools.documents.pictures.pictures in a child: each picture's bytes and MIME type (None: a PDF page checked,
+    for the caller to render); LimitError naming the limit an image met (a 500 KB PNG of 13,000 x 13,000)."""
+    found = _run("pictures", data, limits, {"name": name, "page": page, "render": render}, "png",
+                 ("the image", "decode"))
+    return None if found is None else [(data if blob is None else base64.b64decode(blob), str(mime))
+                                       for blob, mime in found]
+
+
+def archive_member(data: bytes, member: str, limits: DocLimits = DEFAULT_LIMITS) -> bytes:
+    """The bytes of one member of a ZIP archive, found in a child (an archive of 1,700,000 entries costs it)."""
+    return base64.b64decode(_run("member", data, limits, {"member": member}, "zip", ("the archive", "read")))
+
+
+def member_document(data: bytes, member: str, name: str, limits: DocLimits = DEFAULT_LIMITS) -> Document:
+    """One member of a ZIP archive converted in a child (found and converted there), shown under `name`."""
+    return Document(**_run("member_document", data, limits, {"member": member, "name": name}, _kind(member),
+                           ("the archive", "read")))
+
+
+def page_reading(html: str, url: str | None, limits: DocLimits = DEFAULT_LIMITS) -> tuple[str, str]:
+    """A fetched HTML page's title and main text (tools.documents.page_text, parsed in a child); LimitError naming
+    the limit a page met."""
+    title, text = _run("page", html.encode("utf-8", "surrogatepass"), limits, {"url": url}, "page",
+                       ("the page", "read"))
+    return str(title), str(text)
+
+
 def reader(limits: DocLimits) -> functools.partial[list[Unit]]:
     """read_units with these limits: what docindex's DocIndex is handed."""
     return functools.partial(read_units, limits=limits)
@@ -96,7 +132,8 @@ def _here(function: str, data: bytes, args: dict[str, Any]) -> Any:
     return getattr(worker, _SERVER.functions[function].partition(":")[2])(data, **args)
 
 
-def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], kind: str) -> Any:
+def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], kind: str,
+         what: tuple[str, str] = ("the document", "convert")) -> Any:
     if not available():
         return _here(function, data, args)
     try:
@@ -107,25 +144,25 @@ def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], ki
         if exc.why == "deadline":
             raise TaskDeadlineExceeded("the time left for this call ran out while a document was converted") \
                 from exc
-        raise LimitError(_limit_said(exc, limits)) from exc
+        raise LimitError(_limit_said(exc, limits, *what)) from exc
     except CallFailed as exc:
         raise _raised(exc) from None
 
 
-def _limit_said(exc: CallEnded, limits: DocLimits) -> str:
+def _limit_said(exc: CallEnded, limits: DocLimits, what: str = "the document", verb: str = "convert") -> str:
     if exc.why == "memory":
-        return f"the document needed more than {limits.memory()} to convert (AGENT_DOC_MEMORY_MB)"
+        return f"{what} needed more than {limits.memory()} to {verb} (AGENT_DOC_MEMORY_MB)"
     if exc.why == "time":
-        return f"the document took longer than {limits.seconds:g} s to convert (AGENT_DOC_TIMEOUT)"
+        return f"{what} took longer than {limits.seconds:g} s to {verb} (AGENT_DOC_TIMEOUT)"
     if exc.why == "text":
-        return f"the document's text is larger than {MAX_ANSWER >> 20} MB"
+        return f"{what}'s text is larger than {MAX_ANSWER >> 20} MB"
     if exc.why == "sandbox":
         return f"the document converter could not confine itself ({exc.detail})"
     if exc.why == "unavailable":
         return (f"the document converter could not start ({exc.detail}); documents are converted in the agent's "
                 "own process only with AGENT_SANDBOX=none")
     return (f"the document converter died before it answered ({exc.detail}); the file may be damaged, or need "
-            f"more than {limits.memory()} to convert (AGENT_DOC_MEMORY_MB)")
+            f"more than {limits.memory()} to {verb} (AGENT_DOC_MEMORY_MB)")
 
 
 def _raised(exc: CallFailed) -> Exception:

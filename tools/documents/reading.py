@@ -11,8 +11,8 @@ from typing import BinaryIO
 
 from core.errors import StopRequested, TaskDeadlineExceeded, ToolError
 from core.text import human_size, truncate_middle
-from tools.documents.archives import zip_member
-from tools.documents.confined import DocLimits, convert, pdf_text
+from tools.documents.confined import DocLimits, convert, member_document, pdf_text
+from tools.documents.confined import archive_member as member_bytes
 from tools.documents.convert import MAX_CONVERT_BYTES, ConversionError, Document, decode_text
 from tools.documents.detect import looks_like_html, sniff, text_format
 from tools.documents.pdf import SCANNED_NOTE, is_scanned
@@ -72,11 +72,43 @@ def _convert(rel: str, data: bytes, limits: DocLimits) -> Document | None:
                         "Try the python tool.") from exc
 
 
-def archive_member(workspace: Path, path: str) -> tuple[str, bytes] | None:
-    """For a path like 'a.zip/dir/b.png' inside a ZIP file of the workspace: its display path and bytes.
+def archive_member(workspace: Path, path: str, limits: DocLimits) -> tuple[str, bytes] | None:
+    """For a path like 'a.zip/dir/b.png' inside a ZIP file of the workspace: its display path and bytes, the
+    archive read in a child under `limits`.
 
     None when no folder of the path is a .zip file, so ordinary paths cost nothing.
     """
+    found = _archive_of(workspace, path)
+    if found is None:
+        return None
+    outer, inner, data = found
+    try:
+        return f"{outer}/{inner}", member_bytes(data, inner, limits)
+    except ConversionError as exc:  # no such member, a limit met (named)
+        raise ToolError(f"{outer}: {exc}") from exc
+
+
+def archive_document(workspace: Path, path: str, limits: DocLimits) -> tuple[str, Document] | None:
+    """A ZIP member (see archive_member) converted like a file, with its display path; None if no archive. The
+    member is found and converted in one child under `limits`."""
+    found = _archive_of(workspace, path)
+    if found is None:
+        return None
+    outer, inner, data = found
+    shown = f"{outer}/{inner}"
+    try:
+        return shown, member_document(data, inner, shown, limits)
+    except ConversionError as exc:
+        raise ToolError(f"{outer}: {exc}") from exc
+    except ENDED:
+        raise
+    except Exception as exc:  # noqa: BLE001 - format libraries raise many untyped errors on damaged files
+        raise ToolError(f"could not convert {shown} ({type(exc).__name__}: {exc}); the file may be damaged. "
+                        "Try the python tool.") from exc
+
+
+def _archive_of(workspace: Path, path: str) -> tuple[str, str, bytes] | None:
+    """The ZIP file a path like 'a.zip/dir/b.png' goes through: its name, the member's and its bytes (unparsed)."""
     import stat
 
     parts = workspace_parts(workspace, path)
@@ -89,25 +121,9 @@ def archive_member(workspace: Path, path: str) -> tuple[str, bytes] | None:
             break
     else:
         return None
-    inner = relative_name(parts[cut:])
     with open_file(workspace, outer, "r") as fh:
         data = fh.read(MAX_CONVERT_BYTES)
-    try:
-        return f"{outer}/{inner}", zip_member(data, inner)
-    except ConversionError as exc:
-        raise ToolError(f"{outer}: {exc}") from exc
-
-
-def archive_document(workspace: Path, path: str, limits: DocLimits) -> tuple[str, Document] | None:
-    """A ZIP member (see archive_member) converted like a file, with its display path; None if no archive."""
-    found = archive_member(workspace, path)
-    if found is None:
-        return None
-    shown, member = found
-    doc = _convert(shown, member, limits)
-    if doc is None:
-        doc = Document("text file", decode_text(member), converted=False)
-    return shown, doc
+    return outer, relative_name(parts[cut:]), data
 
 
 def page_document(rel: str, doc: Document, offset: int, limit: int) -> str:

@@ -6,6 +6,7 @@ libraries' lazy imports and caches are paid there once and every child inherits 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import io
@@ -14,9 +15,12 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from tools.documents.convert import convert
+from tools.documents.archives import zip_member
+from tools.documents.convert import Document, convert, decode_text
 from tools.documents.errors import need
+from tools.documents.page_text import extract_main_content, page_title, parse_html
 from tools.documents.pdf import pdf_text
+from tools.documents.pictures import pictures
 from tools.documents.units import read_units
 
 
@@ -46,6 +50,37 @@ def pdf_pages_text(data: bytes, pages: str | None = None) -> list[Any]:
     return [found, count]
 
 
+def look_images(data: bytes, name: str, page: int | None = None, render: bool = False) -> list[Any] | None:
+    """pictures() of a file: [[base64, MIME type], ...] (base64 None: the file itself, as the agent has it), or None
+    (a PDF page the agent renders)."""
+    quiet_libraries()
+    found = pictures(data, name, page, render)
+    return None if found is None else [[None if blob is data else base64.b64encode(blob).decode("ascii"), mime]
+                                       for blob, mime in found]
+
+
+def archive_member(data: bytes, member: str) -> str:
+    """zip_member() of an archive: the member's bytes in base64."""
+    return base64.b64encode(zip_member(data, member)).decode("ascii")
+
+
+def member_document(data: bytes, member: str, name: str) -> dict[str, Any]:
+    """One member of a ZIP archive converted as a file named `name` (a plain text member as it is): the Document's
+    fields."""
+    quiet_libraries()
+    found = zip_member(data, member)
+    doc = convert(name, found) or Document("text file", decode_text(found), converted=False)
+    return dataclasses.asdict(doc)
+
+
+def page_reading(data: bytes, url: str | None = None) -> list[str]:
+    """A fetched HTML page (UTF-8) read once: [its title, its main text as Markdown]."""
+    html = data.decode("utf-8", "surrogatepass")
+    tree = parse_html(html)  # parsed once: the title, trafilatura and readability all read this tree
+    title = page_title(tree) if tree is not None else ""
+    return [title, extract_main_content(html, url, tree=tree)]
+
+
 def warm(kind: str) -> None:
     """Convert a small sample of this format (a file suffix without its dot) in this process; others: nothing."""
     if kind == "xls":  # (no writer of the format to make a sample with: its reader is imported)
@@ -56,8 +91,27 @@ def warm(kind: str) -> None:
         convert_document(data, name)
         with contextlib.suppress(Exception):  # (a format the index does not read: JSON)
             document_units(data, name)  # also the HTML reading of every section, an EPUB's chapters' reader
+    if kind == "png":  # Pillow's decoders and encoders, imported and run once (a wide picture is downscaled)
+        with contextlib.suppress(Exception):
+            look_images(_wide_png(), "warm.png")
+    if kind == "page":
+        page_reading(_html()[1], "https://example.org/warm")
+        page_reading(b"<html><body><h1>Warm</h1><p>Short.</p></body></html>", "https://example.org/short")
     if make is _html:  # a short page too: trafilatura's rescue of short texts builds jusText's stop words (0.5 s)
         document_units(b"<html><body><h1>Warm</h1><p>Short.</p></body></html>", "short.html")
+
+
+def _wide_png() -> bytes:
+    """A grey PNG of 2,000 x 2 pixels (wider than a vision model takes: it is downscaled)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    rows = zlib.compress((b"\x00" + b"\x80" * 2000) * 2)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2000, 2, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
 
 
 def _pdf() -> tuple[str, bytes]:

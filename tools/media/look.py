@@ -12,9 +12,9 @@ from core.errors import ConfigError, LLMError, TaskStopError, ToolError
 from core.images import Image
 from llm import default_model
 from tools.base import Tool, ToolOutput
-from tools.documents.detect import ole_format, sniff, zip_format
+from tools.documents.confined import DocLimits
 from tools.documents.reading import archive_member
-from tools.media.images import pdf_page_image, pptx_slide_images, prepare_image
+from tools.media.images import images_of
 from tools.models import tool_model
 from tools.safe_open import open_file, relative_name, workspace_parts
 from tools.secrets_guard import SecretGuard
@@ -101,7 +101,7 @@ class LookTool(Tool):
             raise ToolError(NO_MODEL.format(main=main))
         path, question = str(kwargs["path"]).strip(), str(kwargs["question"]).strip()
         data, name, sources = load_source(self.workspace, self.settings, path)
-        images = images_of(data, name, kwargs.get("page"))
+        images = images_of(data, name, kwargs.get("page"), DocLimits.of(self.settings))  # decoded in a child
         completion = self._ask(spec, question, images)
         where = f" (page {kwargs['page']})" if kwargs.get("page") else ""
         return ToolOutput(f"{spec} looked at {name}{where}:\n{completion.text.strip()}", sources,
@@ -135,24 +135,9 @@ def load_source(workspace: Path, settings: Settings, path: str) -> tuple[bytes, 
         if result.truncated:
             raise ToolError(f"{path} is larger than SCRAPE_MAX_BYTES ({settings.scrape_max_bytes:,} bytes)")
         return result.body, Path(result.url.split("?")[0]).name or "image", [result.url]
-    member = archive_member(workspace, path)  # 'photos.zip/cat.png'
+    member = archive_member(workspace, path, DocLimits.of(settings))  # 'photos.zip/cat.png', found in a child
     if member is not None:
         return member[1], member[0], []
     with open_file(workspace, path, "r") as fh:
         data = fh.read(max(settings.scrape_max_bytes, 50_000_000))
     return data, relative_name(workspace_parts(workspace, path)), []
-
-
-def images_of(data: bytes, name: str, page: int | None) -> list[Image]:
-    """The image(s) to show: the file itself, or a PDF page / PowerPoint slide's picture(s)."""
-    found = sniff(name, data[:64])
-    key = found[0] if found else ""
-    if key == "zip":
-        key = zip_format(data)
-    elif key == "ole":
-        key = ole_format(name)
-    if key == "pdf":
-        return [prepare_image(pdf_page_image(data, page or 1, name), f"{name} page {page or 1}")]
-    if key == "pptx":
-        return [prepare_image(blob, f"{name} slide {page or 1}") for blob in pptx_slide_images(data, page or 1, name)]
-    return [prepare_image(data, name)]

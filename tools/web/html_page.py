@@ -9,9 +9,7 @@ comes back with a note saying so and how to enable rendering.
 
 from __future__ import annotations
 
-from typing import Any
-
-from tools.documents.page_text import extract_main_content
+from tools.documents.confined import DocLimits, page_reading
 from tools.web.blocked import blocked_kind
 from tools.web.browser.headless import RenderedPage
 from tools.web.errors import (
@@ -35,12 +33,11 @@ class RenderRefusedError(ValueError):
     """`render: true` was asked for and the page could not be rendered; the message says why."""
 
 
-def html_text(result: FetchResult, html: str, lines: list[str], web: WebSession, force: bool,
-              tree: Any | None = None) -> str:
+def html_text(result: FetchResult, html: str, lines: list[str], web: WebSession, force: bool, text: str) -> str:
     """The main text of a fetched HTML page, rendered first when it needs a browser; header lines go to `lines`.
 
-    `tree` is the page parsed once by parse_html (used up by the extraction)."""
-    text = extract_main_content(html, result.url, tree=tree)
+    `text` is the page's main text as tools.documents.confined.page_reading read it (in the converter's child);
+    a rendered page is read there too. ConversionError when a page meets a limit of its reading."""
     kind = blocked_kind(result.status, result.headers, html)
     if kind:
         raise BlockedPageError(kind, result.url, result.status)
@@ -84,7 +81,7 @@ def _rendered_text(result: FetchResult, text: str, lines: list[str], web: WebSes
     if page.title:
         lines[0] = f"Title: {page.title}"
     lines.extend(_render_notes(page, result.url, reason))
-    return extract_main_content(page.html, page.url) or NO_TEXT + " (even after rendering it)"
+    return page_reading(page.html, page.url, DocLimits.of(web.settings))[1] or NO_TEXT + " (even after rendering it)"
 
 
 def _render_notes(page: RenderedPage, fetched: str, reason: str) -> list[str]:

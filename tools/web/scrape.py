@@ -16,9 +16,8 @@ from config import Settings
 from core.text import truncate_middle
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
-from tools.documents.confined import DocLimits
+from tools.documents.confined import DocLimits, page_reading
 from tools.documents.errors import ConversionError
-from tools.documents.page_text import page_title, parse_html
 from tools.documents.reading import pdf_shown, scrape_binary
 from tools.safe_open import (
     WorkspacePathError,
@@ -150,9 +149,12 @@ class ScrapeTool(Tool):
                                  DocLimits.of(self.settings))
         if kind == "html":
             html = result.text()
-            tree = parse_html(html)  # parsed once: the title, trafilatura and readability all read this tree
-            lines.insert(0, f"Title: {page_title(tree) or '(none)'}")
-            text = html_text(result, html, lines, self.web, render, tree)  # blocked named, script-built rendered
+            try:  # parsed once, in the converter's child under its limits: the title and the main text
+                title, text = page_reading(html, result.url, DocLimits.of(self.settings))
+                lines.insert(0, f"Title: {title or '(none)'}")
+                text = html_text(result, html, lines, self.web, render, text)  # blocked named, script-built rendered
+            except ConversionError as exc:  # a limit met (named)
+                raise ScrapeInputError(str(exc)) from exc
         elif kind == "pdf":
             text = self._pdf(result.body, pages, lines, DocLimits.of(self.settings))
         else:

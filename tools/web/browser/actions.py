@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from tools.documents.page_text import extract_main_content
+from tools.documents.confined import page_reading
+from tools.documents.errors import ConversionError
 from tools.web.browser.headless import first_line
 from tools.web.browser.hidden import marked_hidden, visible_text
 from tools.web.browser.page import VIEWPORT, TaskBrowser
@@ -251,7 +252,10 @@ async def _read(tb: TaskBrowser, args: dict[str, Any], seconds: float) -> Outcom
     page = tb.page
     async with marked_hidden(page):  # what a person does not see is left out
         html = await page.evaluate(VISIBLE_HTML_JS)
-    text = await asyncio.get_running_loop().run_in_executor(None, extract_main_content, html, page.url)
+    try:  # parsed in the converter's child, under its limits
+        _, text = await asyncio.get_running_loop().run_in_executor(None, page_reading, html, page.url, tb.limits)
+    except ConversionError:  # a page past a limit: its visible text, which the browser gives
+        text = ""
     if len(text.strip()) < 200:  # no article here (a list, a form): the page's whole visible text
         text = await visible_text(page)
     chunks = parts(text.splitlines(), READ_CHARS)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.documents.confined import DEFAULT_LIMITS, DocLimits
 from tools.web.browser.downloads import Downloads
 from tools.web.browser.headless import SKIPPED, Browser, Job, follow_navigations
 from tools.web.browser.hidden import marked_hidden
@@ -59,6 +60,7 @@ class TaskBrowser:
     workspace: Path
     max_bytes: int
     budget_bytes: int = 0  # the workspace's budget (AGENT_WORKSPACE_BUDGET_MB); 0: none
+    limits: DocLimits = DEFAULT_LIMITS  # a page's reading in the converter's child (AGENT_DOC_MEMORY_MB, ...)
     tabs: list[Tab] = field(default_factory=list)
     current: int = 0  # the number of the tab actions go to
     book: RefBook = field(default_factory=RefBook)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from config import Settings
 from sources.ledger import Read
 from tools.base import Tool, ToolOutput
+from tools.documents.confined import DocLimits
 from tools.secrets_guard import SecretGuard, SecretInRequestError
 from tools.web.browser.actions import ACTIONS, ActionError, Outcome, perform
 from tools.web.browser.headless import SETTLE
@@ -113,7 +114,7 @@ class BrowserTool(Tool):
                                                                             str, list[int], int]:
         if self._page is None:
             page = TaskBrowser(self.web.browser, self.workspace, self.settings.scrape_max_bytes,
-                               max(self.settings.workspace_budget_mb, 0) * 2**20)
+                               max(self.settings.workspace_budget_mb, 0) * 2**20, DocLimits.of(self.settings))
             await page.start()
             self._page = page
         page = self._page
