@@ -24,13 +24,18 @@ _CITED = re.compile(r"\[\d+\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
-async def stage_sample_files(workspace: Path) -> list[str]:
-    """Copy the sample's `files` (in its sandbox: local or Docker) into the workspace under their own names; the
-    names staged. Without a sandbox, a file's value that is a path on this host is copied from there."""
+def sample_files() -> dict[str, str]:
+    """The running sample's `files` (name: where it is or its contents); {} for a sample without."""
     from inspect_ai.log._samples import sample_active  # the only reading of a running sample's `files`
 
     active = sample_active()
-    files = dict(active.sample.files or {}) if active is not None else {}
+    return dict(active.sample.files or {}) if active is not None else {}
+
+
+async def stage_sample_files(workspace: Path, files: dict[str, str]) -> list[str]:
+    """Copy the sample's `files` (sample_files: in its sandbox, local or Docker) into the workspace under their
+    own names; the names staged. Without a sandbox, a file's value that is a path on this host is copied from
+    there."""
     staged: list[str] = []
     for key, value in files.items():
         name = Path(key).name

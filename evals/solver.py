@@ -35,6 +35,7 @@ from evals.sample import (
     record_tool_call,
     record_tool_event,
     record_turn,
+    sample_files,
     sample_prompt,
     short_answer,
     stage_sample_files,
@@ -147,6 +148,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
     settings = sample_settings(base, model)
     title, text = f"{state.sample_id}: {state.input_text}", state.input_text
     task = Task(0, text, f"sample-{task_key(str(state.sample_id))[:12]}")
+    given = sample_files()  # read here, so a sample without files needs no hand-over to stage them
     binding = new_binding()
 
     def on_event(_task: Task, event: Any) -> None:  # in the worker: posted to the loop, in order, not waited for
@@ -158,7 +160,7 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
     def work() -> tuple[TaskRecord | None, list[str], str]:
         run = RunStore.from_settings(settings).create("inspect", title, settings)
         try:
-            record, files = _react_in_run(run.apply(settings), binding, task, options, on_event)
+            record, files = _react_in_run(run.apply(settings), binding, task, options, on_event, given)
         except BaseException as exc:  # a limit or a stop ended it; anything else failed
             stopped = binding.limit is not None or isinstance(exc, StopRequested) or not isinstance(exc, Exception)
             run.finish(tasks=1, answered=0, cost=None, status="stopped" if stopped else "failed")
@@ -183,11 +185,11 @@ async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
 
 
 def _react_in_run(settings: Settings, binding: SampleBinding, task: Task, options: AgentOptions,
-                  on_event: Callable[[Task, Any], None]) -> tuple[TaskRecord | None, list[str]]:
+                  on_event: Callable[[Task, Any], None], given: dict[str, str]) -> tuple[TaskRecord | None, list[str]]:
     """The sample's agent in its run (in the worker thread): the sample's files staged, then the task run."""
     workspace = (settings.workspace or Path("workspace")).resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    files = binding.on_loop(stage_sample_files(workspace))
+    files = binding.on_loop(stage_sample_files(workspace, given)) if given else []
     llm, summary_llm = checked_models(settings, None)  # tools, paths and the OS sandbox checked as on the CLI
     runner = BatchRunner(settings, llm, settings.model or "", on_record=lambda _record: None, on_event=on_event,
                          summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
@@ -222,7 +224,7 @@ async def run_research(state: Any, base: Settings, options: AgentOptions) -> Any
     store = RunStore.from_settings(settings)
     binding = new_binding()
     with tempfile.TemporaryDirectory(prefix="inspect-files-") as staging:  # the research copies them to its tasks
-        files = [Path(staging) / name for name in await stage_sample_files(Path(staging))]
+        files = [Path(staging) / name for name in await stage_sample_files(Path(staging), sample_files())]
         extra: dict[str, Any] = {"breadth": options.breadth} if options.breadth else {}
         steps = _Steps(binding)
         research = Research(settings, state.input_text, store, files=files, depth=options.depth, stop=binding.stop,

@@ -67,13 +67,13 @@ class SampleBinding:
     def on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the eval's loop in the sample's context and wait for it (from a worker thread);
         StopRequested when the sample stops meanwhile (the coroutine is cancelled). It starts after every call
-        posted before it from this thread."""
+        posted before it from this thread, and not at all when one of them stopped the sample."""
         try:
             self._check()
         except BaseException:
             coro.close()
             raise
-        future = self.context.copy().run(asyncio.run_coroutine_threadsafe, coro, self.loop)
+        future = self.context.copy().run(asyncio.run_coroutine_threadsafe, self._checked(coro), self.loop)
         with self._lock:
             self.inflight.add(future)
         try:
@@ -83,6 +83,16 @@ class SampleBinding:
         finally:
             with self._lock:
                 self.inflight.discard(future)
+
+    async def _checked(self, coro: Coroutine[Any, Any, T]) -> T:
+        """The coroutine, on the loop, unless the sample stopped since it was handed over (a limit a posted call
+        raised: the posted calls before it have run by now)."""
+        try:
+            self._check()
+        except BaseException:
+            coro.close()
+            raise
+        return await coro
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn(*args)`, a quick synchronous call (a transcript event), on the eval's loop in the sample's
@@ -102,14 +112,16 @@ class SampleBinding:
             if isinstance(exc, LimitExceededError):
                 self.limit = self.limit or exc
                 self.halt()
-            elif self.failed is None:
-                self.failed = exc
+            else:
+                with self._lock:
+                    self.failed = self.failed or exc
 
     def _check(self) -> None:
         """StopRequested once the sample is stopped; what a posted call raised, once."""
         if self.stop.is_set():
             raise StopRequested("the sample was stopped")
-        failed, self.failed = self.failed, None
+        with self._lock:
+            failed, self.failed = self.failed, None
         if failed is not None:
             raise failed
 
