@@ -76,21 +76,22 @@ class LoopWatch:
     """What the eval's loop runs: each callback's span on the loop thread (asyncio's Handle._run wrapped), the
     Task it steps when it steps one; and each model call's hand-over windows (InspectBackend.complete and
     SampleBinding.on_loop wrapped), so a call's wait is split into the time the loop spent running other work
-    meanwhile (other samples' Inspect work and the like: queueing, not the adapter's) and the rest (the adapter's
-    own: the hand-over, the messages converted, the worker's wake-up)."""
+    meanwhile (other samples' steps and Inspect work, the transcript events posted: queueing, not the adapter's)
+    and the rest (the adapter's own: the hand-over, the messages converted, the worker's wake-up)."""
 
     def __init__(self) -> None:
         import asyncio
 
         from providers import inspect_model
 
-        self.spans: list[tuple[float, float, int]] = []  # start, end, id of the Task stepped (0: another callback)
+        self.spans: list[tuple[float, float, int]] = []  # start, end, id of the Task stepped or event posted, else 0
         self.cpu = 0.0  # the loop thread's CPU seconds inside callbacks
         self.calls: list[tuple[float, list[tuple[float, float, int]]]] = []  # beyond generate(); its windows
         self.handovers: list[tuple[float, float, float, float]] = []  # submit, start, end, wake of each on_loop
         self.on = False
         self.local = threading.local()
         run_handle = asyncio.events.Handle._run
+        posted_call = getattr(inspect_model.SampleBinding, "_posted", None)
         complete, on_loop = inspect_model.InspectBackend.complete, inspect_model.SampleBinding.on_loop
         watch = self
 
@@ -98,7 +99,10 @@ class LoopWatch:
             if not watch.on:
                 return run_handle(handle)  # type: ignore[no-any-return]
             owner = getattr(handle._callback, "__self__", None)
-            task = id(owner) if isinstance(owner, asyncio.Task) else 0
+            # A Task's step (one sample's solver or model call) or a sample's posted transcript event: work
+            # another call may queue behind; any other callback (the hand-over's own machinery): 0.
+            posted = posted_call is not None and getattr(handle._callback, "__func__", None) is posted_call
+            task = id(owner) if isinstance(owner, asyncio.Task) else -id(handle) if posted else 0
             start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return run_handle(handle)  # type: ignore[no-any-return]
@@ -148,7 +152,8 @@ class LoopWatch:
         self.cpu, self.on = 0.0, True
 
     def queued(self, windows: list[tuple[float, float, int]]) -> float:
-        """Seconds within these windows that the loop spent stepping other Tasks than the call's own."""
+        """Seconds within these windows that the loop spent stepping other Tasks than the call's own or running
+        posted transcript events."""
         total = 0.0
         for low, high, own in windows:
             for start, end, task in self.spans:
