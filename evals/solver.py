@@ -114,7 +114,7 @@ def sample_settings(base: Settings, model: str) -> Settings:
 async def in_worker(binding: SampleBinding, work: Callable[[], T]) -> T:
     """Run `work` in a pool thread in the sample's context; however the await ends, the thread is stopped and
     waited for before the solver goes on. A limit that fired while it ran (in a model call or a posted event,
-    which the agent may have seen only as the stop) is raised here."""
+    which the agent may have seen only as the stop) is raised here, as is a posted event's failure."""
     import anyio
     from inspect_ai.util import LimitExceededError
 
@@ -134,6 +134,8 @@ async def in_worker(binding: SampleBinding, work: Callable[[], T]) -> T:
         binding.halt()  # the agent's tools and threads have ended with it; nothing is dispatched any more
     if binding.limit is not None:
         raise binding.limit
+    if binding.failed is not None:  # a transcript event posted after the agent's last call failed on the loop
+        raise binding.failed
     return result
 
 
