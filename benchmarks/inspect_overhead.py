@@ -5,7 +5,10 @@ offline: Inspect's mockllm model, scripted, with each reply's usage counted by t
 Prints:
   - the import time of inspect_agent.py once inspect_ai is imported (what `--solver inspect_agent.py@...` adds);
   - the adapter's overhead per model call beyond Inspect's own generate(): the time a call takes as the agent's
-    worker thread sees it (InspectBackend.complete) minus the time inside Model.generate (its median and mean);
+    worker thread sees it (InspectBackend.complete) minus the time inside Model.generate, split into the time the
+    eval's loop (one thread serving every sample) spent meanwhile running other samples' work, mostly Inspect's
+    own (queueing: it grows with the samples at once), and the rest, the adapter's own cost; and how busy the
+    loop was (with a scripted model answering at once, 16 samples keep it busy: see docs/inspect.md);
   - the wall time of a scripted eval of N samples (a python-tool step, then the answer) at --max-samples 1 and
     16, after a warm-up eval (Inspect's first eval in a process sets itself up for ~15 s on a loaded machine);
   - the tokens of such a sample and what they would cost with named models (providers/pricing.py);
@@ -23,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -68,43 +72,108 @@ def scripted_model() -> Any:
     return get_model("mockllm/model", custom_outputs=reply)
 
 
-def timed_calls() -> tuple[list[float], list[float]]:
-    """Wrap InspectBackend.complete and SampleBinding.on_loop: each model call's seconds beyond Inspect's
-    generate() as the worker sees them, and each hand-over to the loop and back (model calls and the tool events
-    and turns recorded in the transcript) without the coroutine's own time."""
-    from providers import inspect_model
+class LoopWatch:
+    """What the eval's loop runs: each callback's span on the loop thread (asyncio's Handle._run wrapped), the
+    Task it steps when it steps one; and each model call's hand-over windows (InspectBackend.complete and
+    SampleBinding.on_loop wrapped), so a call's wait is split into the time the loop spent running other work
+    meanwhile (other samples' steps and Inspect work, the transcript events posted: queueing, not the adapter's)
+    and the rest (the adapter's own: the hand-over, the messages converted, the worker's wake-up)."""
 
-    beyond: list[float] = []
-    handover: list[float] = []
-    complete, on_loop = inspect_model.InspectBackend.complete, inspect_model.SampleBinding.on_loop
+    def __init__(self) -> None:
+        import asyncio
 
-    def timed_complete(self: Any, request: Any) -> Any:
-        before, start = self.binding.generate_seconds, time.perf_counter()
-        try:
-            return complete(self, request)
-        finally:
-            beyond.append(time.perf_counter() - start - (self.binding.generate_seconds - before))
+        from providers import inspect_model
 
-    def timed_on_loop(self: Any, coro: Any) -> Any:
-        box: dict[str, float] = {}
+        self.spans: list[tuple[float, float, int]] = []  # start, end, id of the Task stepped or event posted, else 0
+        self.cpu = 0.0  # the loop thread's CPU seconds inside callbacks
+        self.calls: list[tuple[float, list[tuple[float, float, int]]]] = []  # beyond generate(); its windows
+        self.handovers: list[tuple[float, float, float, float]] = []  # submit, start, end, wake of each on_loop
+        self.on = False
+        self.local = threading.local()
+        run_handle = asyncio.events.Handle._run
+        posted_call = getattr(inspect_model.SampleBinding, "_posted", None)
+        complete, on_loop = inspect_model.InspectBackend.complete, inspect_model.SampleBinding.on_loop
+        watch = self
 
-        async def inner() -> Any:
-            box["start"] = time.perf_counter()
+        def timed_run(handle: Any) -> None:
+            if not watch.on:
+                return run_handle(handle)  # type: ignore[no-any-return]
+            owner = getattr(handle._callback, "__self__", None)
+            # A Task's step (one sample's solver or model call) or a sample's posted transcript event: work
+            # another call may queue behind; any other callback (the hand-over's own machinery): 0.
+            posted = posted_call is not None and getattr(handle._callback, "__func__", None) is posted_call
+            task = id(owner) if isinstance(owner, asyncio.Task) else -id(handle) if posted else 0
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
-                return await coro
+                return run_handle(handle)  # type: ignore[no-any-return]
             finally:
-                box["end"] = time.perf_counter()
+                watch.cpu += time.thread_time() - cpu
+                watch.spans.append((start, time.perf_counter(), task))
 
-        start = time.perf_counter()
-        try:
-            return on_loop(self, inner())
-        finally:
-            if "end" in box:
-                handover.append((box["start"] - start) + (time.perf_counter() - box["end"]))
+        def timed_complete(self: Any, request: Any) -> Any:
+            windows: list[tuple[float, float, int]] = []
+            watch.local.windows = windows
+            before, start = self.binding.generate_seconds, time.perf_counter()
+            try:
+                return complete(self, request)
+            finally:
+                watch.calls.append((time.perf_counter() - start - (self.binding.generate_seconds - before), windows))
+                watch.local.windows = None
 
-    inspect_model.InspectBackend.complete = timed_complete  # type: ignore[method-assign]
-    inspect_model.SampleBinding.on_loop = timed_on_loop  # type: ignore[method-assign]
-    return beyond, handover
+        def timed_on_loop(self: Any, coro: Any) -> Any:
+            box: dict[str, Any] = {}
+
+            async def inner() -> Any:
+                box["task"], box["start"] = id(asyncio.current_task()), time.perf_counter()
+                try:
+                    return await coro
+                finally:
+                    box["end"] = time.perf_counter()
+
+            submit = time.perf_counter()
+            try:
+                return on_loop(self, inner())
+            finally:
+                if "end" in box:
+                    wake = time.perf_counter()
+                    watch.handovers.append((submit, box["start"], box["end"], wake))
+                    windows = getattr(watch.local, "windows", None)
+                    if windows is not None:
+                        windows += [(submit, box["start"], box["task"]), (box["end"], wake, box["task"])]
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign,assignment]
+        inspect_model.InspectBackend.complete = timed_complete  # type: ignore[method-assign]
+        inspect_model.SampleBinding.on_loop = timed_on_loop  # type: ignore[method-assign]
+
+    def start(self) -> None:
+        self.spans.clear()
+        self.calls.clear()
+        self.handovers.clear()
+        self.cpu, self.on = 0.0, True
+
+    def queued(self, windows: list[tuple[float, float, int]]) -> float:
+        """Seconds within these windows that the loop spent stepping other Tasks than the call's own or running
+        posted transcript events."""
+        total = 0.0
+        for low, high, own in windows:
+            for start, end, task in self.spans:
+                if task and task != own and end > low and start < high:
+                    total += min(end, high) - max(start, low)
+        return total
+
+    def report(self, wall: float) -> None:
+        self.on = False
+        beyond = [b for b, _ in self.calls]
+        queued = [self.queued(w) for _, w in self.calls]
+        own = [max(0.0, b - q) for b, q in zip(beyond, queued, strict=True)]
+        busy = sum(end - start for start, end, _ in self.spans)
+        print(f"  a model call beyond Inspect's generate(), as the agent's thread waits: {ms(beyond)}")
+        print(f"    of which the loop ran other samples' work meanwhile (queueing, Inspect's own): {ms(queued)}")
+        print(f"    the adapter's own (hand-over and back, messages converted, the thread's wake-up): {ms(own)}")
+        print(f"  a hand-over to the eval's loop and back, without the coroutine's own time: "
+              f"{ms([(s - u) + (w - e) for u, s, e, w in self.handovers])}")
+        print(f"  the eval's loop ran callbacks {busy / wall:.0%} of the wall time ({busy:.2f} s; its own CPU "
+              f"{self.cpu:.2f} s, the rest waiting for the interpreter lock or the OS)")
 
 
 def timed_samples() -> dict[Any, float]:
@@ -127,8 +196,8 @@ def timed_samples() -> dict[Any, float]:
 
 def ms(values: list[float]) -> str:
     ordered = sorted(values)
-    return (f"median {statistics.median(ordered) * 1000:.2f} ms, p95 {ordered[int(len(ordered) * 0.95)] * 1000:.2f} ms"
-            f" ({len(ordered)} calls)")
+    return (f"median {statistics.median(ordered) * 1000:.1f} ms, p95 {ordered[int(len(ordered) * 0.95)] * 1000:.1f} ms"
+            f" ({len(ordered)})")
 
 
 def run(samples: int, max_samples: int, model: Any, logs: str) -> tuple[float, Any]:
@@ -202,21 +271,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as runs:
         os.environ["AGENT_RUNS_DIR"] = runs
         logs = str(Path(runs) / "logs")
-        beyond, handover = timed_calls()
+        watch = LoopWatch()
         solved = timed_samples()
         model = scripted_model()
         run(2, 2, model, logs)  # warm-up: Inspect's first eval of the process
         for concurrency in (1, 16):
-            beyond.clear()
-            handover.clear()
             solved.clear()
+            watch.start()
             wall, log = run(args.samples, concurrency, model, logs)
             print(f"{args.samples} samples at --max-samples {concurrency}: {wall:.2f} s wall")
             outside = [solved[s.id] - s.metadata["agent"]["seconds"] for s in log.samples]
             print(f"  a sample in the solver beyond the agent's own run (run store, files, model and sandbox checks, "
                   f"waiting for the thread): median {statistics.median(outside) * 1000:.0f} ms")
-            print(f"  a model call beyond Inspect's generate(): {ms(beyond)}")
-            print(f"  of which the hand-over to the eval's loop and back: {ms(handover)} (events included)")
+            watch.report(wall)
         agent = log.samples[0].metadata["agent"]
         prompt, completion = agent["prompt_tokens"], agent["completion_tokens"]
         print(f"a sample (one python step, then the answer): {prompt} prompt + {completion} completion tokens")

@@ -1,8 +1,8 @@
 """What an Inspect sample gives the agent and gets back: its files, its transcript, its metadata.
 
-The coroutines here run on the eval's loop in the sample's context (the solver awaits them, or the agent's
-worker thread hands them over with SampleBinding.on_loop), where `sandbox()`, `transcript()` and the sample's
-message limit are the sample's own.
+The coroutines and record_* functions here run on the eval's loop in the sample's context (the agent's worker
+thread hands a coroutine over with SampleBinding.on_loop and posts a record_* call with SampleBinding.post,
+without waiting), where `sandbox()`, `transcript()` and the sample's message limit are the sample's own.
 """
 
 from __future__ import annotations
@@ -24,13 +24,18 @@ _CITED = re.compile(r"\[\d+\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
-async def stage_sample_files(workspace: Path) -> list[str]:
-    """Copy the sample's `files` (in its sandbox: local or Docker) into the workspace under their own names; the
-    names staged. Without a sandbox, a file's value that is a path on this host is copied from there."""
+def sample_files() -> dict[str, str]:
+    """The running sample's `files` (name: where it is or its contents); {} for a sample without."""
     from inspect_ai.log._samples import sample_active  # the only reading of a running sample's `files`
 
     active = sample_active()
-    files = dict(active.sample.files or {}) if active is not None else {}
+    return dict(active.sample.files or {}) if active is not None else {}
+
+
+async def stage_sample_files(workspace: Path, files: dict[str, str]) -> list[str]:
+    """Copy the sample's `files` (sample_files: in its sandbox, local or Docker) into the workspace under their
+    own names; the names staged. Without a sandbox, a file's value that is a path on this host is copied from
+    there."""
     staged: list[str] = []
     for key, value in files.items():
         name = Path(key).name
@@ -78,14 +83,14 @@ def sample_prompt(text: str, files: list[str]) -> str:
     return f"{text}\n\nAttached files (in your workspace; read_file reads each): {', '.join(files)}."
 
 
-async def record_turn(state: Any, completion: str, model: str) -> None:
+def record_turn(state: Any, completion: str, model: str) -> None:
     """The agent's reply as the sample's next assistant message (the sample's message limit checks it)."""
     from inspect_ai.model import ChatMessageAssistant
 
     state.messages.append(ChatMessageAssistant(content=completion or "(empty reply)", model=model or None))
 
 
-async def record_tool_call(state: Any, data: dict[str, Any]) -> None:
+def record_tool_call(state: Any, data: dict[str, Any]) -> None:
     """One tool call of the agent as an Inspect tool event and as the sample's tool message answering its
     assistant turn (or, after no such turn, an observation from the user)."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser
@@ -100,7 +105,7 @@ async def record_tool_call(state: Any, data: dict[str, Any]) -> None:
         state.messages.append(ChatMessageUser(content=f"Observation: {observation}"))
 
 
-async def record_tool_event(data: dict[str, Any]) -> None:
+def record_tool_event(data: dict[str, Any]) -> None:
     """One tool call of the agent as an Inspect tool event only (a research's sub-questions run side by side)."""
     _tool_event(data)
 

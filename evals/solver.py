@@ -29,12 +29,13 @@ from typing import Any, TypeVar
 
 from agent import ReActAgent
 from config import Settings, load_settings
-from core.errors import ConfigError
+from core.errors import ConfigError, StopRequested
 from evals.sample import (
     agent_metadata,
     record_tool_call,
     record_tool_event,
     record_turn,
+    sample_files,
     sample_prompt,
     short_answer,
     stage_sample_files,
@@ -112,13 +113,14 @@ def sample_settings(base: Settings, model: str) -> Settings:
 
 async def in_worker(binding: SampleBinding, work: Callable[[], T]) -> T:
     """Run `work` in a pool thread in the sample's context; however the await ends, the thread is stopped and
-    waited for before the solver goes on."""
+    waited for before the solver goes on. A limit that fired while it ran (in a model call or a posted event,
+    which the agent may have seen only as the stop) is raised here, as is a posted event's failure."""
     import anyio
     from inspect_ai.util import LimitExceededError
 
     future = _pool().submit(binding.context.copy().run, work)
     try:
-        return await asyncio.wrap_future(future)
+        result = await asyncio.wrap_future(future)
     except BaseException as exc:
         if isinstance(exc, LimitExceededError):
             binding.limit = binding.limit or exc
@@ -130,55 +132,73 @@ async def in_worker(binding: SampleBinding, work: Callable[[], T]) -> T:
         raise
     finally:
         binding.halt()  # the agent's tools and threads have ended with it; nothing is dispatched any more
+    if binding.limit is not None:
+        raise binding.limit
+    if binding.failed is not None:  # a transcript event posted after the agent's last call failed on the loop
+        raise binding.failed
+    return result
 
 
 async def run_react(state: Any, base: Settings, options: AgentOptions) -> Any:
-    """One sample through the ReAct agent: state.output is its answer, state.metadata["agent"] how it went."""
+    """One sample through the ReAct agent: state.output is its answer, state.metadata["agent"] how it went.
+
+    The eval's loop serves every sample: all but what must run there (the sample's files, Inspect's model calls,
+    the transcript) is done in the sample's worker thread, the run store's files with the rest."""
     from inspect_ai.model import ModelOutput, get_model
 
     model = str(get_model())
     settings = sample_settings(base, model)
-    run = RunStore.from_settings(settings).create("inspect", f"{state.sample_id}: {state.input_text}", settings)
-    settings = run.apply(settings)
-    workspace = (settings.workspace or Path("workspace")).resolve()
-    workspace.mkdir(parents=True, exist_ok=True)
-    files = await stage_sample_files(workspace)
-    task = Task(0, state.input_text, f"sample-{task_key(str(state.sample_id))[:12]}")
+    title, text = f"{state.sample_id}: {state.input_text}", state.input_text
+    task = Task(0, text, f"sample-{task_key(str(state.sample_id))[:12]}")
+    given = sample_files()  # read here, so a sample without files needs no hand-over to stage them
     binding = new_binding()
 
-    def on_event(_task: Task, event: Any) -> None:
+    def on_event(_task: Task, event: Any) -> None:  # in the worker: posted to the loop, in order, not waited for
         if event.kind == "llm_call":
-            binding.on_loop(record_turn(state, event.data.get("completion", ""), event.data.get("model", "")))
+            binding.post(record_turn, state, event.data.get("completion", ""), event.data.get("model", ""))
         elif event.kind == "tool_call":
-            binding.on_loop(record_tool_call(state, event.data))
+            binding.post(record_tool_call, state, event.data)
 
-    def work() -> Any:
-        llm, summary_llm = checked_models(settings, None)  # tools, paths and the OS sandbox checked as on the CLI
-        runner = BatchRunner(settings, llm, settings.model or "", on_record=lambda _record: None, on_event=on_event,
-                             summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
-                             budget=RunBudget.from_settings(settings, llm),  # AGENT_MAX_COST and the like
-                             stop=binding.stop)
-        with mcp_session(configured_specs(settings)), web_session(settings):
-            return runner.run_task(task, workspace, prompt=sample_prompt(state.input_text, files))
+    def work() -> tuple[TaskRecord | None, list[str], str]:
+        run = RunStore.from_settings(settings).create("inspect", title, settings)
+        try:
+            record, files = _react_in_run(run.apply(settings), binding, task, options, on_event, given)
+        except BaseException as exc:  # a limit or a stop ended it; anything else failed
+            stopped = binding.limit is not None or isinstance(exc, StopRequested) or not isinstance(exc, Exception)
+            run.finish(tasks=1, answered=0, cost=None, status="stopped" if stopped else "failed")
+            raise
+        if record is None:  # stopped without a limit: Inspect cancelled the sample
+            run.finish(tasks=1, answered=0, cost=None, status="stopped")
+            return None, files, run.id
+        with run.records.open("a", encoding="utf-8") as f:  # `main.py runs`, `report RUN` and the web app show it
+            f.write(record_line(record))
+        run.finish(tasks=1, answered=int(record.answer is not None), cost=record.cost, status="finished")
+        return record, files, run.id
 
     try:
-        record = await in_worker(binding, work)
-    except BaseException as exc:  # a limit or a cancellation (not an Exception) stopped it; anything else failed
-        stopped = binding.limit is not None or not isinstance(exc, Exception)
-        run.finish(tasks=1, answered=0, cost=None, status="stopped" if stopped else "failed")
-        if isinstance(exc, InspectModelError):
-            raise exc.original from None
-        raise
-    if record is None:  # stopped without a limit: Inspect cancelled the sample
-        run.finish(tasks=1, answered=0, cost=None, status="stopped")
+        record, files, run_id = await in_worker(binding, work)
+    except InspectModelError as exc:
+        raise exc.original from None
+    if record is None:
         return state
-    with run.records.open("a", encoding="utf-8") as f:  # `main.py runs`, `report RUN` and the web app show it
-        f.write(record_line(record))
-    answered = int(record.answer is not None)
-    run.finish(tasks=1, answered=answered, cost=record.cost, status="finished")
     state.output = ModelOutput.from_content(model=model, content=record.answer or "")
-    state.metadata["agent"] = agent_metadata(record, files, run.id)
+    state.metadata["agent"] = agent_metadata(record, files, run_id)
     return state
+
+
+def _react_in_run(settings: Settings, binding: SampleBinding, task: Task, options: AgentOptions,
+                  on_event: Callable[[Task, Any], None], given: dict[str, str]) -> tuple[TaskRecord | None, list[str]]:
+    """The sample's agent in its run (in the worker thread): the sample's files staged, then the task run."""
+    workspace = (settings.workspace or Path("workspace")).resolve()
+    workspace.mkdir(parents=True, exist_ok=True)
+    files = binding.on_loop(stage_sample_files(workspace, given)) if given else []
+    llm, summary_llm = checked_models(settings, None)  # tools, paths and the OS sandbox checked as on the CLI
+    runner = BatchRunner(settings, llm, settings.model or "", on_record=lambda _record: None, on_event=on_event,
+                         summary_llm=summary_llm, agent_factory=_agent_factory(options.tools),
+                         budget=RunBudget.from_settings(settings, llm),  # AGENT_MAX_COST and the like
+                         stop=binding.stop)
+    with mcp_session(configured_specs(settings)), web_session(settings):
+        return runner.run_task(task, workspace, prompt=sample_prompt(task.text, files)), files
 
 
 def _agent_factory(keep: tuple[str, ...]) -> Callable[..., ReActAgent]:
@@ -206,7 +226,7 @@ async def run_research(state: Any, base: Settings, options: AgentOptions) -> Any
     store = RunStore.from_settings(settings)
     binding = new_binding()
     with tempfile.TemporaryDirectory(prefix="inspect-files-") as staging:  # the research copies them to its tasks
-        files = [Path(staging) / name for name in await stage_sample_files(Path(staging))]
+        files = [Path(staging) / name for name in await stage_sample_files(Path(staging), sample_files())]
         extra: dict[str, Any] = {"breadth": options.breadth} if options.breadth else {}
         steps = _Steps(binding)
         research = Research(settings, state.input_text, store, files=files, depth=options.depth, stop=binding.stop,
@@ -241,7 +261,7 @@ class _Steps(Progress):
 
     def on_event(self, task: Task, event: Any) -> None:
         if event.kind == "tool_call":
-            self.binding.on_loop(record_tool_event(event.data))
+            self.binding.post(record_tool_event, event.data)
 
     def on_record(self, record: TaskRecord) -> None:
         self.steps += record.steps

@@ -10,6 +10,11 @@ the original exception carried by `InspectModelError` (fatal: the sample ends wi
 Inspect's `LimitExceededError` is re-raised as it is, so the sample is marked limited. Once the sample is
 stopped (a limit, a time limit, a cancellation) no further call is dispatched and the one in flight is cancelled.
 
+The loop serves every sample, so the worker does on its own thread what it can (the messages converted, the
+config built) and hands the loop only what must run there: a model call is one round trip (on_loop), and what
+the agent records in the sample's transcript (its turns and tool events) is posted without waiting (post), in
+order, ahead of the next call.
+
 inspect_ai is imported only inside the functions that call it (an optional dependency, requirements-inspect.txt).
 """
 
@@ -20,7 +25,7 @@ import concurrent.futures
 import contextvars
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,15 +61,19 @@ class SampleBinding:
     prompt_tokens: int = 0  # the usage of every call this sample made through Inspect (research's total)
     completion_tokens: int = 0
     calls: int = 0
+    failed: Exception | None = None  # what a posted call raised (not a limit): raised in the worker's next hand-over
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine on the eval's loop in the sample's context and wait for it (from a worker thread);
-        StopRequested when the sample stops meanwhile (the coroutine is cancelled)."""
-        if self.stop.is_set():
+        StopRequested when the sample stops meanwhile (the coroutine is cancelled). It starts after every call
+        posted before it from this thread, and not at all when one of them stopped the sample."""
+        try:
+            self._check()
+        except BaseException:
             coro.close()
-            raise StopRequested("the sample was stopped")
-        future = self.context.copy().run(asyncio.run_coroutine_threadsafe, coro, self.loop)
+            raise
+        future = self.context.copy().run(asyncio.run_coroutine_threadsafe, self._checked(coro), self.loop)
         with self._lock:
             self.inflight.add(future)
         try:
@@ -74,6 +83,47 @@ class SampleBinding:
         finally:
             with self._lock:
                 self.inflight.discard(future)
+
+    async def _checked(self, coro: Coroutine[Any, Any, T]) -> T:
+        """The coroutine, on the loop, unless the sample stopped since it was handed over (a limit a posted call
+        raised: the posted calls before it have run by now)."""
+        try:
+            self._check()
+        except BaseException:
+            coro.close()
+            raise
+        return await coro
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn(*args)`, a quick synchronous call (a transcript event), on the eval's loop in the sample's
+        context without waiting for it (from a worker thread): the calls posted from one thread run in order,
+        each before any hand-over (on_loop) made after it. An Inspect limit it raises stops the sample as a model
+        call's does (the limit is raised by the next call); another error is raised by the next post or on_loop."""
+        self._check()
+        self.loop.call_soon_threadsafe(self._posted, fn, args, context=self.context.copy())
+
+    def _posted(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """A posted call, on the loop: nothing it raises may escape into the loop (Inspect's samples share it)."""
+        try:
+            fn(*args)
+        except Exception as exc:
+            from inspect_ai.util import LimitExceededError
+
+            if isinstance(exc, LimitExceededError):
+                self.limit = self.limit or exc
+                self.halt()
+            else:
+                with self._lock:
+                    self.failed = self.failed or exc
+
+    def _check(self) -> None:
+        """StopRequested once the sample is stopped; what a posted call raised, once."""
+        if self.stop.is_set():
+            raise StopRequested("the sample was stopped")
+        with self._lock:
+            failed, self.failed = self.failed, None
+        if failed is not None:
+            raise failed
 
     def halt(self) -> None:
         """Stop the sample's agent: no new call, the ones in flight cancelled (from any thread)."""
@@ -116,9 +166,17 @@ class InspectBackend:
 
     def complete(self, request: ChatRequest) -> Completion:
         """One call through Inspect's model API, waited for in this (worker) thread."""
+        from inspect_ai.model import GenerateConfig
+
         b = self.binding
+        # Built here, in the worker's thread: the eval's loop, which every sample shares, only makes the call.
+        messages = inspect_messages(request.messages)
+        config = GenerateConfig(
+            max_tokens=None if "max_tokens" in request.omit else request.max_tokens,
+            temperature=None if "temperature" in request.omit else request.temperature,
+            stop_seqs=list(request.stop) if request.stop and "stop" not in request.omit else None)
         try:
-            return b.on_loop(self._generate(request))
+            return b.on_loop(self._generate(messages, config))
         except StopRequested:
             if b.limit is not None:  # another call of this sample hit the limit: this one ends the same way
                 raise b.limit from None
@@ -134,20 +192,16 @@ class InspectBackend:
                 raise
             raise InspectModelError(f"{self.spec}: {type(exc).__name__}: {short(exc)}", exc, model=self.spec) from exc
 
-    async def _generate(self, request: ChatRequest) -> Completion:
-        from inspect_ai.model import GenerateConfig, get_model
+    async def _generate(self, messages: list[Any], config: Any) -> Completion:
+        from inspect_ai.model import get_model
 
         if self._resolved is None:
             active = get_model()
             self._resolved = active if self.model in ("", str(active)) else get_model(self.model)
         model = self._resolved
-        config = GenerateConfig(
-            max_tokens=None if "max_tokens" in request.omit else request.max_tokens,
-            temperature=None if "temperature" in request.omit else request.temperature,
-            stop_seqs=list(request.stop) if request.stop and "stop" not in request.omit else None)
         started = time.perf_counter()
         try:
-            output = await model.generate(inspect_messages(request.messages), config=config)
+            output = await model.generate(messages, config=config)
         finally:
             self.binding.generate_seconds += time.perf_counter() - started
         reply = self._completion(output)

@@ -4,8 +4,10 @@ and Inspect's own log is what the tests read (tool events, limits, per-sample mo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,11 @@ from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 from inspect_ai.scorer import includes  # noqa: E402
+from inspect_ai.util import LimitExceededError  # noqa: E402
 
 import inspect_agent  # noqa: E402
+from providers.common import ChatRequest  # noqa: E402
+from providers.inspect_model import InspectBackend, new_binding  # noqa: E402
 from report.markdown import read_records  # noqa: E402
 from tests.fakes.deep_research import MARK_PLAN, MARK_TASK, MARK_WRITE  # noqa: E402
 
@@ -188,3 +193,49 @@ def test_a_token_limit_stops_a_research_sample_as_limited(tmp_path: Path, monkey
     assert "report" not in sample.metadata  # no report was delivered: the writer was never called
     events = [e.event for e in sample.events]
     assert "model" not in events[max(i for i, e in enumerate(events) if e == "sample_limit"):]
+
+
+def test_posted_events_run_in_order_before_the_next_call_and_a_limit_one_raises_stops_the_calls() -> None:
+    """The agent's turns and tool events are posted to the eval's loop without a round trip (providers/
+    inspect_model.py): they still reach the transcript in order, ahead of the next model call, and a limit one of
+    them fires keeps the next call from running (the call raises that limit, as a model call's limit does)."""
+    seen: list[int] = []
+    limit = LimitExceededError("message", value=7, limit=6)
+
+    def over_the_limit() -> None:
+        raise limit
+
+    async def main() -> tuple[list[int], BaseException | None, bool]:
+        binding = new_binding()
+        backend = InspectBackend("inspect:mockllm/model", "mockllm/model", binding)
+
+        def worker() -> tuple[list[int], BaseException | None]:
+            for n in range(200):
+                binding.post(seen.append, n)
+
+            async def snapshot() -> list[int]:
+                return list(seen)
+
+            before = binding.on_loop(snapshot())
+            gate = threading.Event()
+            binding.post(gate.wait)  # the loop runs the limit's call only once the model call is handed over
+
+            def open_gate() -> None:
+                while not binding.inflight:
+                    time.sleep(0.001)
+                gate.set()
+
+            threading.Thread(target=open_gate).start()
+            binding.post(over_the_limit)
+            try:  # handed over before the loop ran the posted call: it must not reach the model all the same
+                backend.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=16))
+            except LimitExceededError as exc:
+                return before, exc
+            return before, None
+
+        before, raised = await asyncio.to_thread(worker)
+        return before, raised, binding.stop.is_set()
+
+    before, raised, stopped = asyncio.run(main())
+    assert before == list(range(200))
+    assert raised is limit and stopped
