@@ -17,8 +17,11 @@ from config import Settings
 from core.errors import ToolError
 from core.secrets import SecretRedactor
 from core.text import terminal_safe
+from core.trust import tell_once
 from docindex import DocIndex, Hit, Reader, Unit, index_path
 from docindex.passages import NO_WORDS, fts_query
+from docindex.vectors import Vectors
+from providers.embeddings import embedder_of
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
 from tools.documents.confined import DocLimits, reader
@@ -43,12 +46,30 @@ def folder_index(folder: Path, settings: Settings) -> DocIndex:
                     exclude=settings.runs_dir)
 
 
+def folder_vectors(index: DocIndex, settings: Settings) -> Vectors | None:
+    """The vectors of a folder's index made by the embeddings model (AGENT_EMBEDDINGS_MODEL, --embeddings), or
+    None without one; ConfigError for a model with no endpoint here (providers/embeddings.embedder_of)."""
+    if not settings.embeddings_model:
+        return None
+    return Vectors(index, embedder_of(settings.embeddings_model, settings))
+
+
+def find(index: DocIndex, vectors: Vectors | None, query: str, k: int) -> list[Hit]:
+    """The k best passages: fused with the vectors' ranking when there are vectors, else BM25's alone."""
+    return vectors.search(query, k) if vectors is not None else index.search(query, k)
+
+
 def redacting(inner: Reader, redact: SecretRedactor) -> Reader:
     """The reader with configured keys taken out of each unit's text (the one way passages enter an index)."""
     def read(name: str, data: bytes) -> list[Unit]:
         return [replace(unit, label=redact(unit.label), text=redact(unit.text)) for unit in inner(name, data)]
 
     return read
+
+
+def warn(line: str) -> None:
+    """The embeddings endpoint's failure, once per process on stderr (the search goes on by words)."""
+    tell_once(terminal_safe(line, one_line=True) if line else "")
 
 
 def hit_place(hit: Hit, prefix: str) -> str:
@@ -82,6 +103,8 @@ class SearchDocsTool(Tool):
         several = len(settings.docs_dirs) > 1
         self.indexes = [(folder.resolve().name if several else "", folder_index(folder, settings))
                         for folder in settings.docs_dirs]
+        self.vectors = [folder_vectors(index, settings) for _, index in self.indexes]
+        self.cap = settings.max_run_cost or settings.max_cost
         self._fresh = False
         self._lock = threading.Lock()
 
@@ -92,10 +115,13 @@ class SearchDocsTool(Tool):
             if self._fresh:
                 return ""
             pending = 0
-            for _, index in self.indexes:
+            for (_, index), vectors in zip(self.indexes, self.vectors, strict=True):
                 if not index.folder.is_dir():
                     raise ToolError(f"the document folder {index.folder} is gone")
-                pending += index.update(budget=UPDATE_BUDGET).pending
+                report = index.update(budget=UPDATE_BUDGET)
+                pending += report.pending
+                if vectors is not None:
+                    warn(vectors.sync(report, cap=self.cap).failed)
             self._fresh = not pending
         return (f"\n\n(The documents are still being indexed: {pending:,} file(s) not read yet. Search again for "
                 "passages from them.)") if pending else ""
@@ -114,8 +140,11 @@ class SearchDocsTool(Tool):
         if not fts_query(query):
             raise ToolError(NO_WORDS)
         note = self._update()
-        hits = sorted(((hit, prefix) for prefix, index in self.indexes for hit in index.search(query, k)),
-                      key=lambda pair: pair[0].score)[:k]
+        found = [(hit, prefix) for (prefix, index), vectors in zip(self.indexes, self.vectors, strict=True)
+                 for hit in find(index, vectors, query, k)]
+        for vectors in self.vectors:
+            warn(vectors.failed if vectors is not None else "")
+        hits = sorted(found, key=lambda pair: pair[0].score)[:k]
         if not hits:
             return ToolOutput(f"No passage of the documents holds these words: {query!r}. Try other words "
                               "(a name, a figure, a term the documents would use)." + note)
