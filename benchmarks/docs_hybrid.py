@@ -11,8 +11,8 @@ as a query; a query is found when its source's file is among the first 1 / 5 hit
   and of XSum articles (one-sentence summaries that reword it), taken in turn, recall shown for each part; the
   folder holds all 236 QAGS articles (the queried ones and the others).
 Per set: recall@1/@5 of `bm25` and `hybrid` (and dense alone, for reference), the BM25 index time, the time to
-embed every passage (and per 1,000), search p50/p95 of each mode (hybrid's includes the query's embedding
-request, shown apart), and disk per passage with and without vectors. No thresholds: it prints figures.
+embed every passage (wall and the server's CPU, per 1,000), search p50/p95 of each mode (hybrid's includes the
+query's embedding request, shown apart), and disk per passage with and without vectors. Prints figures only.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -41,6 +42,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = next((p for p in (ROOT.parent / "shared" / "data" / "claims-real",
                            ROOT.parent.parent / "shared" / "data" / "claims-real") if p.is_dir()),
               ROOT.parent / "shared" / "data" / "claims-real")
+
+
+def server_cpu(pid: int) -> float:
+    """The CPU seconds the embedding server has used (user + system; /proc on Linux, else 0): what embedding costs
+    whatever else the machine runs."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -104,7 +115,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, others: list[str] | None = None) -> None:
+def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, others: list[str] | None = None,
+        pid: int = 0) -> None:
     folder, store = work / title / "docs", work / title / "store"
     folder.mkdir(parents=True)
     files: dict[str, str] = {}
@@ -119,7 +131,9 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
     plain = index.size_bytes()
     embedder = Remembering(spec="e5", model="multilingual-e5-small", url=url, price="", timeout=600)
     vectors = Vectors(index, embedder)
+    cpu = server_cpu(pid)
     made = vectors.sync(report)
+    cpu = server_cpu(pid) - cpu
     if made.failed:
         raise SystemExit(made.failed)
     index.close()
@@ -127,7 +141,8 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
     n = report.passages
     print(f"\n{title}: {len(pairs)} queries, {len(files)} files, {n:,} passages")
     print(f"  index: bm25 {bm25_index:.1f} s; embedding every passage {made.seconds:.1f} s "
-          f"({made.seconds / n * 1000:.1f} s per 1,000 passages, {embedder.spend.tokens:,} tokens)")
+          f"({made.seconds / n * 1000:.1f} s per 1,000 passages, {embedder.spend.tokens:,} tokens); the server's "
+          f"CPU {cpu:.1f} s ({cpu / n * 1000:.1f} CPU s per 1,000 passages)")
     print(f"  disk per passage: {plain / n / 1024:.2f} KB without vectors, {with_vectors / n / 1024:.2f} KB with")
     found: dict[str, list[list[str]]] = {"bm25": [], "hybrid": [], "dense": []}
     times: dict[str, list[float]] = {"bm25": [], "hybrid": [], "embed": []}
@@ -180,10 +195,11 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="docs-hybrid-bench-") as tmp:
             if args.reworded:
-                run("QAGS (reworded)", load("qags.jsonl", args.reworded, True), url, Path(tmp), sources("qags.jsonl"))
+                run("QAGS (reworded)", load("qags.jsonl", args.reworded, True), url, Path(tmp), sources("qags.jsonl"),
+                    proc.pid)
             if args.wice:
                 run("WiCE", load("wice.jsonl", args.wice, False), url, Path(tmp),
-                    sources("wice.jsonl")[:args.wice_files] if args.wice_files else None)
+                    sources("wice.jsonl")[:args.wice_files] if args.wice_files else None, proc.pid)
     finally:
         proc.terminate()
         proc.wait(10)
