@@ -284,6 +284,14 @@ def charge_tool_call(model: Any, completion: Completion) -> None:
         model.budget.after(Estimate(0, None), [completion])
 
 
+def charge_running_task(completion: Completion) -> None:
+    """Charge a tool's request that is no chat call (search_docs' embeddings) to the task whose tool is running,
+    when it has caps (nothing outside one): its tokens and cost count, and the caps stop the task's next call."""
+    budget = _TOOL_BUDGET.get()
+    if budget is not None:
+        budget.after(Estimate(0, None), [completion])
+
+
 @contextmanager
 def tool_budget(model: Any) -> Iterator[None]:
     """While a tool of the task of `model` runs, models built with tools/models.tool_model() are held to its caps."""

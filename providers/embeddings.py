@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from config import Settings
-from core.chat import split_spec
+from core.chat import Completion, split_spec
 from core.errors import ConfigError
+from providers.budget import charge_running_task
 from providers.hosts import HOSTS, openai_endpoint
 from providers.pricing import cost_usd, settings_prices
 
@@ -87,6 +88,7 @@ class Embedder:
         self.spend.tokens += tokens
         cost = 0.0 if self.price == "" else None if self.price is None else cost_usd(self.price, tokens, 0, self.table)
         self.spend.cost = None if cost is None or self.spend.cost is None else self.spend.cost + cost
+        charge_running_task(Completion("", prompt_tokens=tokens, model=self.spec, cost=cost))
         return vectors
 
     def estimate(self, texts: list[str]) -> float:

@@ -256,3 +256,30 @@ def test_a_run_with_docs_and_embeddings_finds_other_words_and_sends_no_key(tmp_p
     assert "a.txt" in seen[-1] and TEXTS["a.txt"] in seen[-1]  # no word of "turnover" in it: found by meaning
     assert embedded(state) and not any(key in text for text in embedded(state))
     assert key not in seen[-1]
+
+
+def test_a_task_pays_for_its_embeddings_requests_within_its_caps(tmp_path: Path) -> None:
+    from tests.fakes.loopback import LoopbackServer, Request, Response
+    from tests.fakes.providers import openai_reply
+
+    folder, state = docs(tmp_path), State(tokens=50_000)  # each text reported as 50,000 tokens
+
+    def model(req: Request) -> Response:
+        if sum(1 for m in req.json()["messages"] if m["role"] == "assistant") == 0:
+            return openai_reply('Thought: look\nAction: search_docs\nAction Input: {"query": "turnover"}')
+        return openai_reply("Final Answer: Attrition rose sharply [1].")
+
+    (tmp_path / "tasks.txt").write_text("What happened to staff turnover?\n")
+    with serve(state) as embeddings, LoopbackServer(model) as chat:
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        env = clean_env(chat, AGENT_SEARCH="0", AGENT_MODELS_FILE=str(models_file(conf, embeddings.url + "/v1")))
+        records = []
+        for extra in ([], ["--embeddings", "fake"]):
+            proc = run_main(tmp_path, "tasks.txt", "--model", "openai:gpt-4.1-mini", "--docs", str(folder), "-q",
+                            "--max-tokens-per-task", "100000", *extra, env=env)
+            records.append((proc.returncode, json.loads((tmp_path / "results.jsonl").read_text())))
+    (plain_code, plain), (code, paid) = records
+    assert plain_code == 0 and plain["status"] == "answered"
+    # the embeddings requests (4 texts of 50,000 tokens) count in the task's tokens: its cap stops it
+    assert code == 1 and paid["status"] == "budget" and "token cap of 100,000" in paid["error"]

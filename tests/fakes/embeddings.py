@@ -38,6 +38,7 @@ class State:
 
     down: bool = False
     dim: int = DIM
+    tokens: int = 7  # the usage it reports per text
     inputs: list[list[str]] = field(default_factory=list)
 
 
@@ -54,7 +55,7 @@ def serve(state: State) -> LoopbackServer:
             return Response(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         state.inputs.append(texts)
-        return Response(200, {"object": "list", "model": MODEL, "usage": {"prompt_tokens": 7 * len(texts)},
+        return Response(200, {"object": "list", "model": MODEL, "usage": {"prompt_tokens": state.tokens * len(texts)},
                               "data": [{"object": "embedding", "index": i, "embedding": vector(t, state.dim)}
                                        for i, t in enumerate(texts)]})
 
