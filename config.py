@@ -43,7 +43,8 @@ _FLAGS = {"task_timeout": "--task-timeout", "max_steps": "--max-steps", "concurr
           "max_cost": "--max-cost", "max_run_cost": "--max-run-cost", "max_tokens_per_task": "--max-tokens-per-task",
           "rpm": "--rpm", "tpm": "--tpm", "max_tokens": "--max-tokens", "keep_workspaces": "--keep-workspaces",
           "answer_style": "--answer-style", "sandbox": "--sandbox", "verify_claims": "--verify-claims",
-          "executor": "--executor", "docs_dirs": "--docs", "papers": "--no-papers"}
+          "executor": "--executor", "docs_dirs": "--docs", "papers": "--no-papers",
+          "embeddings_model": "--embeddings"}
 
 
 def setting_name(field: str) -> str:
@@ -79,6 +80,7 @@ _ENV: list[tuple[str, tuple[str, ...], Any]] = [
     ("summary_model", ("AGENT_SUMMARY_MODEL",), str),
     ("vision_model", ("AGENT_VISION_MODEL",), str),
     ("transcribe_model", ("AGENT_TRANSCRIBE_MODEL",), str),
+    ("embeddings_model", ("AGENT_EMBEDDINGS_MODEL",), str),
     ("planner_model", ("AGENT_PLANNER_MODEL",), str),
     ("writer_model", ("AGENT_WRITER_MODEL",), str),
     ("models_file", ("AGENT_MODELS_FILE",), Path),
@@ -184,6 +186,7 @@ class Settings:
     summary_model: str | None = None
     vision_model: str | None = None  # look's model when the main model cannot see images
     transcribe_model: str | None = None  # transcribe's speech-to-text model (openai:whisper-1, gemini:...)
+    embeddings_model: str | None = None  # --docs search by meaning too (openai:text-embedding-3-small, an alias)
     planner_model: str | None = None  # research: the model that plans the sub-questions (default: model)
     writer_model: str | None = None  # research: the model that writes and repairs the report (default: model)
     models_file: Path | None = None  # AGENT_MODELS_FILE, else ./models.toml when present (core/models_file.py)

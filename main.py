@@ -165,6 +165,7 @@ def settings_from_args(args: argparse.Namespace) -> Any:
         "mcp_servers": tuple(args.mcp_servers or ()) or None, "mcp_config": args.mcp_config,
         "verify_claims": args.verify_claims, "judge_model": args.judge_model, "search": args.search,
         "papers": args.papers, "docs_dirs": tuple(args.docs_dirs or ()) or None,
+        "embeddings_model": args.embeddings_model,
         "user_agent": args.user_agent, "ignore_robots": args.ignore_robots, "host_gap": args.host_gap,
         "allow_domains": _comma_list(args.allow_domains), "block_domains": _comma_list(args.block_domains),
         "search_backends": _comma_list(args.search_backends and args.search_backends.lower()),

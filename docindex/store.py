@@ -9,8 +9,8 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,7 @@ SCHEMA_VERSION = 2  # 2: a PDF page is labelled as the PDF prints it (p. 8, not 
 COMMIT_EVERY = 1.0  # seconds of indexing per transaction: fast, and another writer waits at most about this
 Reader = Callable[[str, bytes], Sequence[Unit]]  # (relative path, bytes) -> the document's pages or sections
 Progress = Callable[[int, int, str], None]  # (files done, files to read, the current one)
+BM25 = "bm25(passages, 1.0, 0.3)"  # the passage's words weigh more than its file name and page
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL, skip TEXT NOT NULL DEFAULT '', pages INTEGER NOT NULL DEFAULT 0,
@@ -314,12 +315,45 @@ class DocIndex:
             con = self._reader()
             rows = con.execute(
                 # the best rowids first (the sort carries no text), then their passages, pages and files
-                "SELECT p.body, u.label, u.first_passage, u.last_passage, f.path, top.score FROM (SELECT rowid AS id, "
-                "bm25(passages, 1.0, 0.3) AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) top "
+                f"SELECT p.body, u.label, u.first_passage, u.last_passage, f.path, top.score FROM (SELECT rowid AS id, "
+                f"{BM25} AS score FROM passages WHERE passages MATCH ? ORDER BY score LIMIT ?) top "
                 "JOIN passages p ON p.rowid = top.id JOIN units u ON u.id = p.unit_id "
                 "JOIN files f ON f.id = u.file_id ORDER BY top.score", (match, k)).fetchall()
             return [Hit(path, label, body, _page_text(con, first, last), score)
                     for body, label, first, last, path, score in rows]
+
+    def ranked(self, query: str, n: int) -> list[int]:
+        """The rowids of the n best passages by BM25, best first (docindex/vectors fuses them with its own)."""
+        match = fts_query(query)
+        if not match or n < 1:
+            return []
+        with self.reading() as con:
+            return [row[0] for row in con.execute(
+                f"SELECT rowid FROM passages WHERE passages MATCH ? ORDER BY {BM25} LIMIT ?", (match, n))]
+
+    def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
+        """The passages of these (rowid, score) pairs as hits, in that order (one gone since is left out)."""
+        out = []
+        with self.reading() as con:
+            for rowid, score in scored:
+                row = con.execute("SELECT p.body, u.label, u.first_passage, u.last_passage, f.path FROM passages p "
+                                  "JOIN units u ON u.id = p.unit_id JOIN files f ON f.id = u.file_id "
+                                  "WHERE p.rowid = ?", (rowid,)).fetchone()
+                if row is not None:
+                    out.append(Hit(row[4], row[1], row[0], _page_text(con, row[2], row[3]), score))
+        return out
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The searches' connection, for one caller at a time."""
+        with self._read_lock:
+            yield self._reader()
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """A connection of its own while no update of this process runs (docindex/vectors writes on it)."""
+        with self._lock, closing(self._connect()) as con:
+            yield con
 
     def size_bytes(self) -> int:
         """The index's size on disk (the database and its write-ahead log)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,10 +284,29 @@ def charge_tool_call(model: Any, completion: Completion) -> None:
         model.budget.after(Estimate(0, None), [completion])
 
 
-@contextmanager
-def tool_budget(model: Any) -> Iterator[None]:
+def charge_running_task(completion: Completion) -> None:
+    """Charge a tool's request that is no chat call (search_docs' embeddings) to the task whose tool is running,
+    when it has caps (nothing outside one): its tokens and cost count, and the caps stop the task's next call."""
+    budget = _TOOL_BUDGET.get()
+    if budget is not None:
+        budget.after(Estimate(0, None), [completion])
+
+
+def tool_budget(model: Any) -> AbstractContextManager[None]:
     """While a tool of the task of `model` runs, models built with tools/models.tool_model() are held to its caps."""
-    token = _TOOL_BUDGET.set(model.budget if isinstance(model, BudgetedModel) else None)
+    return charging(model.budget if isinstance(model, BudgetedModel) else None)
+
+
+def running_task_budget() -> TaskBudget | None:
+    """The budget of the task whose tool is running (None outside one): for a thread the tool starts, which does not
+    inherit it, to charge its requests with `charging`."""
+    return _TOOL_BUDGET.get()
+
+
+@contextmanager
+def charging(budget: TaskBudget | None) -> Iterator[None]:
+    """Within the block, tools' own models and requests are charged to `budget` (None: to no task)."""
+    token = _TOOL_BUDGET.set(budget)
     try:
         yield
     finally:

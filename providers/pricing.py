@@ -30,6 +30,10 @@ PRICES: dict[str, tuple[float, float, int | None]] = {
     "gpt-4o-mini": (0.15, 0.60, 128_000),
     "o3": (2.00, 8.00, 200_000),
     "o4-mini": (1.10, 4.40, 200_000),
+    # OpenAI embeddings (AGENT_EMBEDDINGS_MODEL: input tokens only)
+    "text-embedding-3-small": (0.02, 0.0, None),
+    "text-embedding-3-large": (0.13, 0.0, None),
+    "text-embedding-ada-002": (0.10, 0.0, None),
     # Anthropic
     "claude-fable-5-1": (10.00, 50.00, 1_000_000),
     "claude-opus-5-5": (4.00, 20.00, 1_000_000),

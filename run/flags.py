@@ -106,6 +106,9 @@ def tool_flags(p: Any) -> None:
     p.add_argument("--docs", action="append", dest="docs_dirs", type=Path, metavar="DIR",
                    help="a folder of your documents the agent searches with search_docs, citing file and page "
                         "(repeatable; AGENT_DOCS)")
+    p.add_argument("--embeddings", dest="embeddings_model", metavar="MODEL",
+                   help="an embeddings model (openai:text-embedding-3-small, ollama:nomic-embed-text, an alias): "
+                        "search_docs finds passages by meaning too (AGENT_EMBEDDINGS_MODEL)")
     p.add_argument("--search-backends", metavar="LIST", help="comma list: search engines to ask in this order, "
                    "the next when one fails (serper, brave, tavily, searxng, duckduckgo)")
     p.add_argument("--user-agent", help="User-Agent of scrape and the browser (default: the agent's name and version)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +17,8 @@ from core.text import human_size, terminal_safe
 from docindex import DocIndex, IndexReport
 from docindex.passages import NO_WORDS, fts_query, snippet
 from docindex.store import Progress
-from tools.docsearch import folder_index
+from docindex.vectors import VectorReport, Vectors
+from tools.docsearch import find, folder_index, folder_vectors
 
 SHOWN_NAMES = 5  # skipped files named per reason; the rest counted
 BAR_AFTER = 20  # files to read before a progress bar is worth showing
@@ -34,8 +36,15 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("folder", type=Path, help="the document folder")
         q.add_argument("--runs-dir", type=Path, metavar="DIR",
                        help="the run store; the index is kept in its docindex/ folder (default runs/)")
+        q.add_argument("--embeddings", metavar="MODEL", help="an embeddings model (openai:text-embedding-3-small, "
+                       "ollama:nomic-embed-text, a models.toml alias): passages get vectors, search finds them by "
+                       "meaning too (AGENT_EMBEDDINGS_MODEL)")
     search.add_argument("query", help="words the passages would contain")
     search.add_argument("-k", type=int, default=8, help="how many passages (default 8)")
+    search.add_argument("--mode", choices=["bm25", "hybrid"], help="bm25: by words alone; hybrid: words and "
+                        "meaning fused (the default with an embeddings model, which it needs)")
+    search.add_argument("--json", action="store_true", help="one JSON object per passage and line on stdout: "
+                        "file, page or unit, score (higher is better), text")
     return p
 
 
@@ -46,18 +55,30 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.command == "search" and not fts_query(args.query):
         p.error(NO_WORDS if args.query.strip() else "the query is empty: give the words the passages would contain")
-    settings = load_settings({"runs_dir": args.runs_dir})
+    settings = load_settings({"runs_dir": args.runs_dir, "embeddings_model": args.embeddings})
+    if args.command == "search" and args.mode == "hybrid" and not settings.embeddings_model:
+        p.error("--mode hybrid needs an embeddings model: --embeddings MODEL or AGENT_EMBEDDINGS_MODEL")
     _check_folder(args.folder, args.command)
     index = folder_index(args.folder, settings)
-    if args.command == "index":
-        with progress_bar() as bar:
+    vectors = folder_vectors(index, settings)
+    try:
+        with progress_bar() as bar:  # a folder never indexed is indexed first
             report = index.update(bar)
-        print("\n".join(report_lines(index, report)))
+            made = vectors.sync(report, bar, settings.max_run_cost or settings.max_cost) if vectors else None
+        if made is not None and made.failed:
+            print(terminal_safe(made.failed, one_line=True), file=sys.stderr)
+        if args.command == "index":
+            print("\n".join(report_lines(index, report) + (vector_lines(made, vectors) if made and vectors else [])))
+            return 0
+        hits = find(index, None if args.mode == "bm25" else vectors, args.query, max(args.k, 1))
+        if vectors is not None and vectors.failed and not (made and made.failed):
+            print(terminal_safe(vectors.failed, one_line=True), file=sys.stderr)
+    finally:
+        index.close()
+    if args.json:
+        for hit in hits:
+            print(json.dumps({"file": hit.path, "page": hit.label, "score": -hit.score, "text": hit.passage}))
         return 0
-    with progress_bar() as bar:  # a folder never indexed is indexed first
-        index.update(bar)
-    hits = index.search(args.query, max(args.k, 1))
-    index.close()
     if not hits:
         print(f"no passage holds these words: {terminal_safe(args.query, one_line=True)}")
     redact = SecretRedactor.of(settings)  # a file named with a key (the passages were redacted when indexed)
@@ -65,6 +86,22 @@ def main(argv: list[str]) -> int:
         print(f"{n}. {terminal_safe(redact(hit.place), one_line=True)}\n"
               f"   {terminal_safe(snippet(hit.passage, args.query))}")
     return 0
+
+
+def vector_lines(made: VectorReport, vectors: Vectors) -> list[str]:
+    """What `docs index` prints of the vectors: how many passages have one, of how many, by which model; what this
+    update embedded (requests, tokens, cost); which passages still lack one and when they get it."""
+    spend = getattr(vectors.embedder, "spend", None)
+    cost = "n/a" if spend is None or spend.cost is None else f"${spend.cost:.4f}"
+    lines = [f"  vectors ({terminal_safe(made.model, one_line=True)}): {made.have:,} of {made.total:,} passages"
+             + (f"; embedded {made.embedded:,} now in {made.seconds:.1f} s ({spend.requests:,} requests, "
+                f"{spend.tokens:,} tokens, {cost})" if spend is not None and spend.requests else "")]
+    if made.note:
+        lines.append(f"  {terminal_safe(made.note, one_line=True)}")
+    if made.have < made.total:
+        lines.append(f"  {made.total - made.have:,} passages lack a vector (found by their words alone until the "
+                     f"next `docs index` or search embeds them): {_names(made.lacking)}")
+    return lines
 
 
 def _check_folder(folder: Path, command: str) -> None:

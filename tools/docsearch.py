@@ -2,10 +2,11 @@
 
 The index of each folder is docindex/'s (SQLite FTS5, BM25), handed this package's readers
 (tools/documents/units.py, each file read in a child under its memory and time limits: documents/confined.py);
-it is brought up to date on a task's first search, in a thread of its own (`Indexing`): a search waits for it at
-most SEARCH_WAIT seconds, then answers from what is indexed and names the file still converting, which a later
-search finds. Every passage found is a source of the task, `[n] report.pdf, p. 3`, whose text for the citation
-check is the whole page (or section).
+it is brought up to date on a task's first search, in a thread of its own (`Indexing`; then the new passages' vectors
+with an embeddings model, docindex/vectors.py): a search waits for it at most SEARCH_WAIT seconds, then answers from
+what is indexed and names the file still converting, which a later search finds. With vectors, a search fuses the
+BM25 and vector rankings. Every passage found is a source of the task, `[n] report.pdf, p. 3`, whose text for the
+citation check is the whole page (or section).
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ from core import cancellation
 from core.errors import StopRequested, ToolError
 from core.secrets import SecretRedactor
 from core.text import terminal_safe
+from core.trust import tell_once
 from docindex import DocIndex, Hit, Reader, Unit, index_path
 from docindex.passages import NO_WORDS, fts_query
+from docindex.vectors import Vectors
+from providers.budget import charging, running_task_budget
+from providers.embeddings import embedder_of
 from sources.ledger import Read, placed
 from tools.base import Tool, ToolOutput
 from tools.documents.confined import DocLimits, reader
@@ -47,12 +52,30 @@ def folder_index(folder: Path, settings: Settings) -> DocIndex:
                     exclude=settings.runs_dir)
 
 
+def folder_vectors(index: DocIndex, settings: Settings) -> Vectors | None:
+    """The vectors of a folder's index made by the embeddings model (AGENT_EMBEDDINGS_MODEL, --embeddings), or
+    None without one; ConfigError for a model with no endpoint here (providers/embeddings.embedder_of)."""
+    if not settings.embeddings_model:
+        return None
+    return Vectors(index, embedder_of(settings.embeddings_model, settings))
+
+
+def find(index: DocIndex, vectors: Vectors | None, query: str, k: int) -> list[Hit]:
+    """The k best passages: fused with the vectors' ranking when there are vectors, else BM25's alone."""
+    return vectors.search(query, k) if vectors is not None else index.search(query, k)
+
+
 def redacting(inner: Reader, redact: SecretRedactor) -> Reader:
     """The reader with configured keys taken out of each unit's text (the one way passages enter an index)."""
     def read(name: str, data: bytes) -> list[Unit]:
         return [replace(unit, label=redact(unit.label), text=redact(unit.text)) for unit in inner(name, data)]
 
     return read
+
+
+def warn(line: str) -> None:
+    """The embeddings endpoint's failure, once per process on stderr (the search goes on by words)."""
+    tell_once(terminal_safe(line, one_line=True) if line else "")
 
 
 def hit_place(hit: Hit, prefix: str) -> str:
@@ -86,6 +109,8 @@ class SearchDocsTool(Tool):
         several = len(settings.docs_dirs) > 1
         self.indexes = [(folder.resolve().name if several else "", folder_index(folder, settings))
                         for folder in settings.docs_dirs]
+        self.vectors = [folder_vectors(index, settings) for _, index in self.indexes]
+        self.cap = settings.max_run_cost or settings.max_cost
         self._indexing: Indexing | None = None
         self._lock = threading.Lock()
 
@@ -98,7 +123,7 @@ class SearchDocsTool(Tool):
                 for _, index in self.indexes:
                     if not index.folder.is_dir():
                         raise ToolError(f"the document folder {index.folder} is gone")
-                self._indexing = Indexing(self.indexes)
+                self._indexing = Indexing(self.indexes, self.vectors, self.cap)
             indexing = self._indexing
         left = cancellation.remaining()
         indexing.wait(SEARCH_WAIT if left is None else max(min(SEARCH_WAIT, left - 1.0), 0.0))
@@ -123,8 +148,11 @@ class SearchDocsTool(Tool):
         if not fts_query(query):
             raise ToolError(NO_WORDS)
         note = self._update()
-        hits = sorted(((hit, prefix) for prefix, index in self.indexes for hit in index.search(query, k)),
-                      key=lambda pair: pair[0].score)[:k]
+        found = [(hit, prefix) for (prefix, index), vectors in zip(self.indexes, self.vectors, strict=True)
+                 for hit in find(index, vectors, query, k)]
+        for vectors in self.vectors:
+            warn(vectors.failed if vectors is not None else "")
+        hits = sorted(found, key=lambda pair: pair[0].score)[:k]
         if not hits:
             return ToolOutput(f"No passage of the documents holds these words: {query!r}. Try other words "
                               "(a name, a figure, a term the documents would use)." + note)
@@ -140,8 +168,10 @@ class Indexing:
     """The update of a task's document indexes, in a thread of its own: what it is reading, how many files are left,
     how it ended (an error is raised again to the search that asks after it)."""
 
-    def __init__(self, indexes: list[tuple[str, DocIndex]]) -> None:
-        self.indexes = indexes
+    def __init__(self, indexes: list[tuple[str, DocIndex]], vectors: list[Vectors | None],
+                 cap: float | None) -> None:
+        self.indexes, self.vectors, self.cap = indexes, vectors, cap
+        self.budget = running_task_budget()  # the thread does not inherit the task's: its embeddings are the task's
         self.current = ""  # the file being read now, as it is cited (FOLDER/file with several folders)
         self.left = 0
         self.error: BaseException | None = None
@@ -151,9 +181,12 @@ class Indexing:
 
     def _run(self) -> None:
         try:
-            with cancellation.scope(stop=self._stop):  # a stop kills the file's converter child
-                for prefix, index in self.indexes:
-                    index.update(self._progress(prefix), commit_every=0.0)  # each file searchable once read
+            with charging(self.budget), cancellation.scope(stop=self._stop):  # a stop kills the converter child
+                for (prefix, index), vectors in zip(self.indexes, self.vectors, strict=True):
+                    report = index.update(self._progress(prefix), commit_every=0.0)  # each file searchable once read
+                    if vectors is not None:  # then its new passages' vectors (a failure: one line, words alone)
+                        self.current = ""
+                        warn(vectors.sync(report, cap=self.cap).failed)
         except StopRequested:
             pass
         except Exception as exc:  # noqa: BLE001 - the next search says it (a folder refused, gone)
