@@ -42,6 +42,9 @@ def test_a_direction_the_passage_gives_another_subject_is_contradicted(source: s
     ("Coal output fell by a third and solar output rose by half.", "Solar output rose by half."),
     # "and" between two subjects of one verb is no clause break: both rose
     ("Sales and profits rose in the third quarter.", "Profits rose in the third quarter."),
+    # an "and" joining two places of one move is no clause break: "later" still bears on both
+    ("Born in Ohio, Ruiz spent her early years there before moving to Texas, and later to Utah.",
+     "Later she moved to Texas and then to Utah."),
     # a claim that says both as the passage does
     (TWO_WAYS, "Online sales grew while store sales declined."),
 ])
