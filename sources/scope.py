@@ -10,7 +10,10 @@ of its passage's own words can still say otherwise (meaning.py asks these once a
   direction is a contradiction only where the passage gives the opposite one about the same thing (a neighbour
   on the same side: "profits rose" against "profits fell"; for winning and losing, the same word just before:
   "City beat United" is not "United lost to City"), and not the claim's own; a claim that says both together ("failed
-  to win") is not compared there. A direction under a negation ("did not rise") is no direction.
+  to win") is not compared there. A direction under a negation ("did not rise") is no direction. A sentence's
+  clauses end at a contrast ("while", "whereas", "but" ...) and at an "and" between two clauses with a direction
+  each; of the passage's directions about the claim's thing, those whose clause names most of the claim's subject
+  decide ("store sales grew" against "online sales grew while store sales declined": the declining).
 - A name of the claim right before a past verb it shares with its passage ("McManus scored") is a role
   swapped when, in the passage, only other names stand right before that verb ("Forbes scored", McManus named
   elsewhere); a passive "by" is read as the doer.
@@ -28,6 +31,7 @@ SUBJECT = 16  # content words before a negation in its sentence that may name wh
 NEAR = 3  # words either side of a direction or a name that say what it is about
 _ANSWER = frozenset({"but", "and", "or", "i", "thanks", "thank", "sorry", "way"})
 _ELIDED = frozenset({"but", "and", "yet", "or"})  # "X did this but has no plans": X has none
+_CONTRAST = frozenset({"while", "whilst", "whereas", "but", "although", "though", "yet"})  # a clause gives way
 _NOT_NEGATING = frozenset({"only", "just", "merely", "least", "longer"})  # not only, not just, no longer
 
 
@@ -147,11 +151,40 @@ class Direction:
     left: frozenset[str]
     right: frozenset[str]
     nearest: str  # the content word just before it: who wins or loses
+    subject: frozenset[str] = frozenset()  # the content words before it in its clause: who or what it bears on
+
+
+def _clauses(words: list[Word]) -> list[Word]:
+    """The words with a BREAK where one clause gives way to another: before a contrast ("while", "whereas",
+    "but" ...) and before an "and" between two clauses with a direction each ("sales rose and profits fell"; not
+    "sales and profits rose", "later moved to Texas and then to Ohio")."""
+    out: list[Word] = []
+    turned = False  # the clause so far holds a direction word
+    for i, w in enumerate(words):
+        lower = w.text.casefold()
+        if lower in _CONTRAST or lower == "and" and turned and _turns(words[i + 1:]):
+            out.append(BREAK)
+            turned = False
+        out.append(w)
+        turned = w is not BREAK and (turned or w.direction is not None)
+    return out
+
+
+def _turns(words: list[Word]) -> bool:
+    """The clause these words begin holds a direction word of its own."""
+    for w in words:
+        if w is BREAK or w.text.casefold() in _CONTRAST:
+            return False
+        if w.direction is not None:
+            return True
+    return False
 
 
 def directions(words: list[Word]) -> list[Direction]:
-    """Each direction word of a text with its neighbours; one under a negation ("did not rise") is left out."""
+    """Each direction word of a text with its neighbours in its clause and who it bears on (the content words
+    before it in its clause); one under a negation ("did not rise") is left out."""
     out = []
+    words = _clauses(words)
     for i, w in enumerate(words):
         if w.direction is None:
             continue
@@ -162,8 +195,19 @@ def directions(words: list[Word]) -> list[Direction]:
         right = _clause_after(words, i, NEAR)
         out.append(Direction(w.text, i, w.direction[0], w.direction[1],
                              frozenset(x.key for x in left if not x.direction),
-                             frozenset(x.key for x in right if not x.direction), left[0].key if left else ""))
+                             frozenset(x.key for x in right if not x.direction), left[0].key if left else "",
+                             frozenset(x.key for x in _clause_before(words, i, SUBJECT) if not x.direction)))
     return out
+
+
+def _bearing_on(d: Direction, same: list[Direction]) -> list[Direction]:
+    """Of the passage's directions about the claim's thing, those whose clause names most of who the claim's bears
+    on ("store sales grew" against "online sales grew while store sales declined": the declining), all of them
+    where no clause names more of it than another."""
+    shared = [len(d.subject & t.subject) for t in same]
+    if not shared or max(shared) == min(shared):
+        return same
+    return [t for t, n in zip(same, shared, strict=True) if n == max(shared)]
 
 
 def reversed_direction(claim: list[Word], window: list[Word]) -> tuple[str, str] | None:
@@ -176,8 +220,10 @@ def reversed_direction(claim: list[Word], window: list[Word]) -> tuple[str, str]
             continue  # "failed to win": the claim says both
         same = [t for t in theirs if t.axis == d.axis and (d.nearest and d.nearest == t.nearest if d.axis == "outcome"
                                                             else d.left & t.left or d.right & t.right)]
+        same = _bearing_on(d, same)
         if same and all(t.sign == -d.sign for t in same) and \
-                not all(any(_alike(e, t) for e in mine) for t in same):  # "previously at X, chosen after Y"
+                not all(any(_alike(e, t) and len(e.subject & t.subject) >= len(d.subject & t.subject) for e in mine)
+                        for t in same):  # "previously at X, chosen after Y"; not "X grew while Y declined" swapped
             return d.word, same[0].word
     return None
 
