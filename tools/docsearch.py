@@ -2,16 +2,17 @@
 
 The index of each folder is docindex/'s (SQLite FTS5, BM25), handed this package's readers
 (tools/documents/units.py, each file read in a child under its memory and time limits: documents/confined.py);
-it is brought up to date on a task's first search, in a thread of its own (`Indexing`; then the new passages' vectors
-with an embeddings model, docindex/vectors.py): a search waits for it at most SEARCH_WAIT seconds, then answers from
-what is indexed and names the file still converting, which a later search finds. With vectors, a search fuses the
-BM25 and vector rankings. Every passage found is a source of the task, `[n] report.pdf, p. 3`, whose text for the
-citation check is the whole page (or section).
+it is brought up to date on a task's first search, in a thread of its own (`Indexing`; then the new passages'
+vectors with an embeddings model, docindex/vectors.py): a search waits for it until one file has been read for
+SEARCH_WAIT seconds, then answers from what is indexed and names the file still converting, which a later search
+finds. With vectors, a search fuses the BM25 and vector rankings. Every passage found is a source of the task,
+`[n] report.pdf, p. 3`, whose text for the citation check is the whole page (or section).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,8 @@ from tools.documents.confined import DocLimits, reader
 from tools.documents.units import SUFFIXES
 
 DEFAULT_HITS, MAX_HITS = 8, 20
-SEARCH_WAIT = 15.0  # seconds a search waits for the indexing before it answers from what is indexed
+SEARCH_WAIT = 15.0  # seconds a search waits on one file being converted before it answers from what is indexed
+WAIT_FILES = 4  # ... and on the indexing in all (in SEARCH_WAITs), within the time its call has left
 
 
 def index_dir(settings: Settings) -> Path:
@@ -116,8 +118,9 @@ class SearchDocsTool(Tool):
 
     def _update(self) -> str:
         """Bring every folder's index up to date, once per task: started by its first search in a thread of its own
-        and waited for at most SEARCH_WAIT seconds (less when the call has less left), so that no search waits on
-        a slow conversion. A note naming the file being read while it goes on."""
+        and waited for until a file has been read for SEARCH_WAIT seconds (at most WAIT_FILES times that in all,
+        less when the call has less left), so that no search waits on a slow conversion. A note naming the file being
+        read while it goes on."""
         with self._lock:
             if self._indexing is None:
                 for _, index in self.indexes:
@@ -126,7 +129,8 @@ class SearchDocsTool(Tool):
                 self._indexing = Indexing(self.indexes, self.vectors, self.cap)
             indexing = self._indexing
         left = cancellation.remaining()
-        indexing.wait(SEARCH_WAIT if left is None else max(min(SEARCH_WAIT, left - 1.0), 0.0))
+        cap = WAIT_FILES * SEARCH_WAIT if left is None else max(min(WAIT_FILES * SEARCH_WAIT, left - 1.0), 0.0)
+        indexing.wait(cap, SEARCH_WAIT)
         if cancellation.stopping():
             indexing.stop()
         return indexing.note()
@@ -174,6 +178,7 @@ class Indexing:
         self.budget = running_task_budget()  # the thread does not inherit the task's: its embeddings are the task's
         self.current = ""  # the file being read now, as it is cited (FOLDER/file with several folders)
         self.left = 0
+        self.since: float | None = None  # when the file being read now was started (time.monotonic())
         self.error: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="search_docs-indexing", daemon=True)
@@ -197,11 +202,17 @@ class Indexing:
         def seen(done: int, total: int, name: str) -> None:
             self.current = terminal_safe(f"{prefix}/{name}" if prefix and name else name, one_line=True)
             self.left = total - done
+            self.since = time.monotonic()
         return seen
 
-    def wait(self, seconds: float) -> None:
-        """Wait until the indexing ends, at most `seconds`."""
-        self._thread.join(seconds)
+    def wait(self, seconds: float, per_file: float) -> None:
+        """Wait until the indexing ends, at most `seconds`, and no longer once one file has been read for `per_file`
+        seconds: files that read quickly are waited for however busy the machine is, a slow one is not."""
+        end = time.monotonic() + seconds
+        while self._thread.is_alive() and (now := time.monotonic()) < end:
+            if self.since is not None and now - self.since >= per_file:
+                return
+            self._thread.join(min(0.1, end - now))
 
     def stop(self) -> None:
         """End the indexing: the file being read is left for the next update (its child is killed)."""

@@ -114,7 +114,8 @@ def page_reading(html: str, url: str | None, limits: DocLimits = DEFAULT_LIMITS)
     """A fetched HTML page's title and main text (tools.documents.page_text, parsed in a child); LimitError naming
     the limit a page met."""
     title, text = _run("page", html.encode("utf-8", "surrogatepass"), limits, {"url": url}, "page",
-                       ("the page", "read"))
+                       ("the page", "read"), stoppable=False)  # a page fetched is read as it was in the agent:
+    # the first Ctrl-C lets it finish (within its limits), so a running task's last page still counts
     return str(title), str(text)
 
 
@@ -133,11 +134,11 @@ def _here(function: str, data: bytes, args: dict[str, Any]) -> Any:
 
 
 def _run(function: str, data: bytes, limits: DocLimits, args: dict[str, Any], kind: str,
-         what: tuple[str, str] = ("the document", "convert")) -> Any:
+         what: tuple[str, str] = ("the document", "convert"), stoppable: bool = True) -> Any:
     if not available():
         return _here(function, data, args)
     try:
-        return _SERVER.call(function, data, limits, args, kind)
+        return _SERVER.call(function, data, limits, args, kind, stoppable)
     except CallEnded as exc:
         if exc.why == "unavailable" and not limits.confine:  # AGENT_SANDBOX=none: converted here, as it asks
             return _here(function, data, args)

@@ -100,9 +100,10 @@ class ForkServer(ServerLink):
         self.functions, self.warm = functions, warm
 
     def call(self, name: str, data: bytes, limits: ChildLimits, args: dict[str, Any] | None = None,
-             kind: str = "") -> Any:
+             kind: str = "", stoppable: bool = True) -> Any:
         """function(data, **args) in a child under `limits`; CallEnded, CallFailed, or StopRequested when the run
-        is stopping. `kind` is what the server warms itself with first (a format: "pdf", "docx")."""
+        is stopping (unless not `stoppable`: a short call the stop lets finish, bounded by its limits). `kind` is
+        what the server warms itself with first (a format: "pdf", "docx")."""
         left = cancellation.remaining()
         if left is not None and left <= 0:
             raise CallEnded("deadline")
@@ -110,7 +111,7 @@ class ForkServer(ServerLink):
                    "cpu": math.ceil(limits.seconds) + 1, "confine": limits.confine}
         sock = self._send(marshal.dumps(request), data)
         caller = None if left is None else time.monotonic() + left
-        return _Call(sock, float(limits.seconds), caller).wait()
+        return _Call(sock, float(limits.seconds), caller, stoppable).wait()
 
     def _send(self, request: bytes, data: bytes) -> socket.socket:
         """The call's socket, once the server has the request with its two descriptors."""
@@ -144,10 +145,10 @@ def _data_file(data: bytes) -> int:
 class _Call:
     """One call's socket: the child's pid, then its answer (or how it ended)."""
 
-    def __init__(self, sock: socket.socket, seconds: float, caller: float | None) -> None:
+    def __init__(self, sock: socket.socket, seconds: float, caller: float | None, stoppable: bool = True) -> None:
         """`seconds`: the child's time, counted from its start (not the server's warm-up before it); `caller`:
-        when the caller's deadline comes (time.monotonic()), if it has one."""
-        self.sock, self.seconds, self.caller = sock, seconds, caller
+        when the caller's deadline comes (time.monotonic()), if it has one; `stoppable`: the run's stop ends it."""
+        self.sock, self.seconds, self.caller, self.stoppable = sock, seconds, caller, stoppable
         # Until the child says it started: the server may be warming the format up first.
         self.deadline = time.monotonic() + max(seconds, START_WAIT)
         self.poll = select.poll()  # (select.select cannot wait on a descriptor numbered past 1023)
@@ -176,7 +177,7 @@ class _Call:
                     cancellation.check_stop()
                     raise CallEnded("crashed", _how(message["exit"]))
                 return message
-            if cancellation.stopping():
+            if self.stoppable and cancellation.stopping():
                 self._kill()
                 raise StopRequested("the batch is stopping")
             now = time.monotonic()
