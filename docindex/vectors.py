@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from docindex.store import DocIndex, Hit, IndexReport, Progress
 
 RRF_K = 60
+DENSE_WEIGHT = 1.0  # the vector order's weight in the fusion, BM25's being 1
 DEPTH = 100  # the passages of each ranking that take part in the fusion
 BATCH = 64  # passages per request: OpenAI takes 2,048 inputs; a small local model answers 64 in seconds
 BATCH_CHARS = 48_000  # and at most about this much text (~12k tokens), under every API's request limit
@@ -210,12 +211,7 @@ class Vectors:
         depth = min(max(DEPTH, k), len(scores))
         top = np.argpartition(-scores, depth - 1)[:depth]
         dense = [int(ids[i]) for i in top[np.argsort(-scores[top])]]
-        fused: dict[int, float] = {}
-        for ranking in (self.index.ranked(query, max(DEPTH, k)), dense):
-            for rank, rowid in enumerate(ranking, start=1):
-                fused[rowid] = fused.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
-        best = sorted(fused.items(), key=lambda pair: -pair[1])[:k]
-        return self.index.hits([(rowid, -score) for rowid, score in best])  # lower is better, as BM25's
+        return self.index.hits(fuse(self.index.ranked(query, max(DEPTH, k)), dense, k))
 
     def _load(self) -> tuple[Any, Any]:
         """The vectors of this model as one matrix and their rowids, read again only when the file changed."""
@@ -237,6 +233,18 @@ class Vectors:
             self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), model[1])
         self._version = version
         return self._matrix, self._ids
+
+
+def fuse(bm25: list[int], dense: list[int], k: int, weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:
+    """The k best (rowid, score) of two rankings (best first) by weighted reciprocal rank fusion: each passage
+    scores 1 / (RRF_K + its BM25 rank) + weight / (RRF_K + its vector rank); the score negated, lower being
+    better as BM25's."""
+    fused: dict[int, float] = {}
+    for ranking, w in ((bm25, 1.0), (dense, weight)):
+        for rank, rowid in enumerate(ranking, start=1):
+            fused[rowid] = fused.get(rowid, 0.0) + w / (RRF_K + rank)
+    best = sorted(fused.items(), key=lambda pair: -pair[1])[:k]
+    return [(rowid, -score) for rowid, score in best]
 
 
 def failure(spec: str, exc: BaseException) -> str:
