@@ -166,7 +166,7 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
         dense = dense_order(vectors, claim)
         found["dense"].append([h.path for h in index.hits([(rowid, 0.0) for rowid in dense[:5]])])
         bm25 = index.ranked(claim, DEPTH)
-        for w in weights:  # the same two rankings fused with the vector order's weight w (1: the product's RRF)
+        for w in weights:  # the same two rankings fused with the vector order's weight w (1: equal weights)
             found[f"w={w:g}"].append([h.path for h in index.hits(fuse(bm25, dense, 5, w))])
         if vectors.failed:
             raise SystemExit(vectors.failed)
