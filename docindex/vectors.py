@@ -8,13 +8,13 @@ own SQLite would put two SQLite versions on one file. A search reads the vectors
 for 8,000 passages of 384 dimensions, read again only when the file changed: `PRAGMA data_version`) and scores
 them all with one product: exact, about 1 ms per 8,000 passages on one core.
 
-Fusion: weighted reciprocal rank fusion (Cormack et al. 2009) of the BM25 order and the vector order, a passage
-scoring 1 / (RRF_K + its BM25 rank) + DENSE_WEIGHT / (RRF_K + its vector rank) (`fuse`). The vector order weighs
-0.1, not 1, because a small model's order is often the weaker one: on BEGIN's dialogue responses (202 over 441
-snippets) equal weights pulled recall@1 from BM25's 0.752 to 0.683, 0.1 keeps 0.738 (recall@5 0.955, 0.916,
-0.960), and on WiCE (100 claims) 0.1 keeps most of the gain (bm25 0.920, equal 0.950, 0.1 0.940;
-benchmarks/docs_hybrid.py --weights). At 0.1 the vectors reorder BM25's hits (the vectors' first passage climbs from
-BM25's 10th place to about 3rd) and a passage BM25 does not find comes after BM25's first hundred. Passages come in as
+Fusion: reciprocal rank fusion (Cormack et al. 2009) of the BM25 order and the vector order, a passage scoring
+1 / (RRF_K + its BM25 rank) + DENSE_WEIGHT / (RRF_K + its vector rank) (`fuse`), the two orders weighing the same:
+the vectors are there to find what BM25 cannot, a passage sharing no word with the query, and only an equal weight
+lets the vectors' first passage stand beside BM25's first (at 0.1 it would come after BM25's first hundred hits).
+Measured (benchmarks/docs_hybrid.py --weights): WiCE (100 claims) bm25 0.920, equal 0.950, 0.1 0.940 recall@1;
+BEGIN's dialogue responses, which repeat their snippet's words, bm25 0.752, equal 0.683, 0.1 0.738: there words
+alone rank best (`--mode bm25`). Passages come in as
 the index stores them (already through the caller's redaction), so vectors hold nothing the text does not;
 they live in the same 0600 file, removed with it.
 
@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from docindex.store import DocIndex, Hit, IndexReport, Progress
 
 RRF_K = 60
-DENSE_WEIGHT = 0.1  # the vector order's weight in the fusion, BM25's being 1 (why: the docstring)
+DENSE_WEIGHT = 1.0  # the vector order's weight in the fusion, BM25's being 1 (why: the docstring)
 DEPTH = 100  # the passages of each ranking that take part in the fusion
 BATCH = 64  # passages per request: OpenAI takes 2,048 inputs; a small local model answers 64 in seconds
 BATCH_CHARS = 48_000  # and at most about this much text (~12k tokens), under every API's request limit
