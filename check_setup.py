@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +20,6 @@ from core.search_settings import papers_mode
 from core.secrets import SecretRedactor
 from core.trust import trust_command
 from main import apply_base_url
-from providers.embeddings import EmbeddingsFailed, embedder_of
 from providers.registry import KEY_ENV
 from report.markdown import plural
 from run.model_checks import (
@@ -30,6 +27,7 @@ from run.model_checks import (
     OK,
     WARN,
     Check,
+    check_embeddings,
     check_model,
     check_prompt,
     check_roles,
@@ -339,32 +337,6 @@ def trust_first(settings: Any, rows: list[Check]) -> list[Check]:
         return rows
     return [Check(r.name, r.mark, r.detail, f"settings of this folder were left out (the trust row): "
                   f"{trust_hint(settings)}") if r.mark == FAIL else r for r in rows]
-
-
-def check_embeddings(settings: Any, offline: bool) -> list[Check]:
-    """The embeddings model of --docs searches, when one is set: one request's dimension and latency. An endpoint
-    that fails is a warning (searches then rank by words alone); a model with no endpoint here fails."""
-    spec = settings.embeddings_model
-    if not spec:
-        return []
-    try:
-        embedder = embedder_of(spec, settings)
-    except ConfigError as exc:
-        return [Check("embeddings", FAIL, str(exc), "set AGENT_EMBEDDINGS_MODEL to provider:model or an alias")]
-    where = f"{spec} at {embedder.host}"
-    if importlib.util.find_spec("numpy") is None:
-        return [Check("embeddings", WARN, f"{where}; numpy is not installed",
-                      "pip install -r requirements-embeddings.txt")]
-    if offline:
-        return [Check("embeddings", OK, f"{where}; not contacted (--offline)")]
-    started = time.perf_counter()
-    try:
-        vector = embedder.embed(["a short text to check the embeddings endpoint"])[0]
-    except EmbeddingsFailed as exc:
-        return [Check("embeddings", WARN, str(exc), "fix the endpoint or the model's name; until then --docs "
-                      "searches rank passages by their words alone (bm25)")]
-    ms = (time.perf_counter() - started) * 1000
-    return [Check("embeddings", OK, f"{where}: {len(vector)} dimensions, one request {ms:.0f} ms")]
 
 
 def check_attachments(settings: Any) -> list[Check]:

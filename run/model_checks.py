@@ -8,7 +8,9 @@ May import everything below run/ (llm, prompt, providers, tools) and run/batch.p
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from prompt.protocol import fitted_system_prompt, render_system_prompt
 from prompt.window import refit_budget
 from providers.common import SILENT_MODEL
 from providers.context_window import dropped_prompt_warning, is_local
+from providers.embeddings import EmbeddingsFailed, embedder_of
 from providers.registry import KEY_ENV, endpoint_of
 from run.batch import task_tools
 from tools.base import ToolRegistry
@@ -222,3 +225,29 @@ def probe_model(llm: Any, max_tokens: int = PROBE_MAX_TOKENS) -> Check:
     except LLMError as exc:
         return Check("model request", FAIL, str(exc).splitlines()[0], "see docs/troubleshooting.md")
     return Check("model request", OK, f"{c.model} answered {c.text.strip()[:20]!r} in {c.latency:.1f} s")
+
+
+def check_embeddings(settings: Any, offline: bool) -> list[Check]:
+    """The embeddings model of --docs searches, when one is set: one request's dimension and latency. An endpoint
+    that fails is a warning (searches then rank by words alone); a model with no endpoint here fails."""
+    spec = settings.embeddings_model
+    if not spec:
+        return []
+    try:
+        embedder = embedder_of(spec, settings)
+    except ConfigError as exc:
+        return [Check("embeddings", FAIL, str(exc), "set AGENT_EMBEDDINGS_MODEL to provider:model or an alias")]
+    where = f"{spec} at {embedder.host}"
+    if importlib.util.find_spec("numpy") is None:
+        return [Check("embeddings", WARN, f"{where}; numpy is not installed",
+                      "pip install -r requirements-embeddings.txt")]
+    if offline:
+        return [Check("embeddings", OK, f"{where}; not contacted (--offline)")]
+    started = time.perf_counter()
+    try:
+        vector = embedder.embed(["a short text to check the embeddings endpoint"])[0]
+    except EmbeddingsFailed as exc:
+        return [Check("embeddings", WARN, str(exc), "fix the endpoint or the model's name; until then --docs "
+                      "searches rank passages by their words alone (bm25)")]
+    ms = (time.perf_counter() - started) * 1000
+    return [Check("embeddings", OK, f"{where}: {len(vector)} dimensions, one request {ms:.0f} ms")]
