@@ -105,8 +105,8 @@ def slow_folder(tmp_path: Path) -> Path:
     return docs
 
 
-def test_a_slow_pdf_in_docs_is_skipped_and_named_while_the_other_files_are_found(tmp_path: Path) -> None:
-    docs = slow_folder(tmp_path)
+def ask_slow_folder(tmp_path: Path, docs: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """`ask` with --docs on the slow folder, its model searching it once: the run and what the model was sent."""
     seen: list[str] = []
 
     def model(req: Request) -> Response:
@@ -115,7 +115,13 @@ def test_a_slow_pdf_in_docs_is_skipped_and_named_while_the_other_files_are_found
 
     with LoopbackServer(model) as server:
         proc = run_main(tmp_path, "ask", "How much cargo in 2019?", "--model", MODEL, "--docs", str(docs),
-                        env=clean_env(server, AGENT_DOC_TIMEOUT="2", AGENT_SEARCH="0"))
+                        env=clean_env(server, AGENT_SEARCH="0", **env))
+    return proc, seen
+
+
+def test_a_slow_pdf_in_docs_is_skipped_and_named_while_the_other_files_are_found(tmp_path: Path) -> None:
+    docs = slow_folder(tmp_path)
+    proc, seen = ask_slow_folder(tmp_path, docs, AGENT_DOC_TIMEOUT="2")
     assert proc.returncode == 0, proc.stderr
     assert "c-notes.md, § Harbour" in seen[-1] and "38.6 million tonnes" in seen[-1]
     assert "still being indexed" not in seen[-1]  # the slow file was skipped at its limit, not left pending
@@ -129,15 +135,7 @@ def test_a_slow_pdf_in_docs_is_skipped_and_named_while_the_other_files_are_found
 
 def test_search_docs_answers_within_its_call_while_a_slow_pdf_converts_and_names_it(tmp_path: Path) -> None:
     docs = slow_folder(tmp_path)  # a PDF that takes about a minute, within its 600 s limit here
-    seen: list[str] = []
-
-    def model(req: Request) -> Response:
-        return scripted(req, "search_docs", {"query": "harbour cargo tonnes"},
-                        "The harbour handled 38.6 million tonnes of cargo in 2019 [1].", seen)
-
-    with LoopbackServer(model) as server:
-        proc = run_main(tmp_path, "ask", "How much cargo in 2019?", "--model", MODEL, "--docs", str(docs),
-                        env=clean_env(server, AGENT_DOC_TIMEOUT="600", AGENT_TOOL_TIMEOUT="45", AGENT_SEARCH="0"))
+    proc, seen = ask_slow_folder(tmp_path, docs, AGENT_DOC_TIMEOUT="600", AGENT_TOOL_TIMEOUT="45")
     assert proc.returncode == 0, proc.stderr
     assert "c-notes.md, § Harbour" in seen[-1] and "38.6 million tonnes" in seen[-1]
     assert "still being indexed: a-slow.pdf is being converted" in seen[-1]
